@@ -1,0 +1,316 @@
+package dev.runlane.embedded;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.embedded.RedisServer;
+import redis.embedded.core.ExecutableProvider;
+
+/**
+ * A Redis for tests and the local stack: either one we were given (not owned: never stopped,
+ * flushed or reconfigured) or a {@code redis-server} process we started (owned) on a free loopback
+ * port, without persistence, so a restart loses every key.
+ */
+public final class EmbeddedRedis implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(EmbeddedRedis.class);
+
+  private static final String LOOPBACK = "127.0.0.1";
+  private static final int DEFAULT_PORT = 6379;
+  private static final Duration LOCAL_PROBE_TIMEOUT = Duration.ofMillis(300);
+  private static final Duration READY_TIMEOUT = Duration.ofSeconds(20);
+  private static final int START_ATTEMPTS = 3;
+  private static final Duration PING_RETRY_PAUSE = Duration.ofMillis(20);
+
+  private static final Object LOCK = new Object();
+  private static EmbeddedRedis shared; // guarded by LOCK
+  private static File bundledBinary; // guarded by LOCK
+
+  /** Where the server comes from; for logs and diagnostics. */
+  public enum Source {
+    /** The {@code REDIS_URL} environment variable (not owned). */
+    REDIS_URL,
+    /** A Redis already answering on {@code localhost:6379} (not owned). */
+    LOCALHOST,
+    /** The {@code redis-server} found on {@code PATH} (owned). */
+    PATH_BINARY,
+    /**
+     * The {@code redis-server} shipped in {@code com.github.codemonstur:embedded-redis} (owned).
+     */
+    BUNDLED_BINARY
+  }
+
+  private final URI uri;
+  private final String host;
+  private final int port;
+  private final Source source;
+  private final boolean sharedInstance;
+  private final RedisServer server; // null when not owned
+
+  private EmbeddedRedis(
+      URI uri, String host, int port, Source source, boolean sharedInstance, RedisServer server) {
+    this.uri = uri;
+    this.host = host;
+    this.port = port;
+    this.source = source;
+    this.sharedInstance = sharedInstance;
+    this.server = server;
+  }
+
+  /**
+   * The Redis every test in this JVM shares (DESIGN §10): {@code REDIS_URL} if set, else {@code
+   * localhost:6379} if it answers PING within 300 ms, else the bundled {@code redis-server} started
+   * on a free port (stopped when the JVM exits). The same instance on every call; namespace keys
+   * per test and never stop, restart or flush it.
+   */
+  public static EmbeddedRedis shared() {
+    synchronized (LOCK) {
+      if (shared == null) {
+        shared = resolveShared(System.getenv("REDIS_URL"));
+        LOG.info("shared Redis: {}", shared);
+      }
+      return shared;
+    }
+  }
+
+  /**
+   * A new server that the caller owns (and must close), on a free loopback port: the {@code
+   * redis-server} on {@code PATH} if there is one, else the bundled binary. No persistence.
+   */
+  public static EmbeddedRedis startOwned() {
+    File path = findOnPath("redis-server");
+    if (path != null) {
+      return startProcess(path, Source.PATH_BINARY, false);
+    }
+    return startProcess(bundledBinary(), Source.BUNDLED_BINARY, false);
+  }
+
+  static EmbeddedRedis resolveShared(String redisUrl) {
+    if (redisUrl != null && !redisUrl.isBlank()) {
+      URI given = parseRedisUrl(redisUrl);
+      return new EmbeddedRedis(
+          given, given.getHost(), portOf(given), Source.REDIS_URL, true, /* server= */ null);
+    }
+    if (answersPing("localhost", DEFAULT_PORT, LOCAL_PROBE_TIMEOUT)) {
+      return new EmbeddedRedis(
+          URI.create("redis://localhost:" + DEFAULT_PORT),
+          "localhost",
+          DEFAULT_PORT,
+          Source.LOCALHOST,
+          true,
+          /* server= */ null);
+    }
+    return startProcess(bundledBinary(), Source.BUNDLED_BINARY, true);
+  }
+
+  /** {@code redis://host:port} (a given {@code REDIS_URL} is returned as given). */
+  public URI uri() {
+    return uri;
+  }
+
+  public String host() {
+    return host;
+  }
+
+  public int port() {
+    return port;
+  }
+
+  /** Whether this JVM started the server (then it dies with {@link #close()} or the JVM). */
+  public boolean owned() {
+    return server != null;
+  }
+
+  public Source source() {
+    return source;
+  }
+
+  /** Whether the owned server process is up. Not-owned servers report {@code true}. */
+  public synchronized boolean isRunning() {
+    return server == null || server.isActive();
+  }
+
+  /** Stops an owned server (waits for the process to exit), keeping its port for restart. */
+  public synchronized void stop() {
+    requireOwnedAndPrivate("stop");
+    try {
+      server.stop();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot stop redis-server on port " + port, e);
+    }
+    if (answersPing(host, port, Duration.ofMillis(200))) {
+      throw new IllegalStateException("redis-server on port " + port + " still answers after stop");
+    }
+  }
+
+  /** Stops (if running) and starts an owned server on the same port; all keys are gone. */
+  public synchronized void restart() {
+    requireOwnedAndPrivate("restart");
+    if (server.isActive()) {
+      stop();
+    }
+    try {
+      server.start();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot restart redis-server on port " + port, e);
+    }
+    awaitPing(host, port);
+  }
+
+  /** Stops an owned, non-shared server; no-op for servers we were given or the shared one. */
+  @Override
+  public synchronized void close() {
+    if (server == null || sharedInstance || !server.isActive()) {
+      return;
+    }
+    try {
+      server.stop();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot stop redis-server on port " + port, e);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "EmbeddedRedis[" + uri + ", " + source + (owned() ? ", owned" : ", not owned") + "]";
+  }
+
+  private void requireOwnedAndPrivate(String action) {
+    if (server == null) {
+      throw new IllegalStateException(
+          "refusing to " + action + " Redis " + uri + ": this JVM did not start it");
+    }
+    if (sharedInstance) {
+      throw new IllegalStateException(
+          "refusing to " + action + " the shared Redis " + uri + "; use startOwned()");
+    }
+  }
+
+  private static EmbeddedRedis startProcess(File binary, Source source, boolean sharedInstance) {
+    RuntimeException last = null;
+    for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
+      int port = FreePorts.next();
+      RedisServer server;
+      try {
+        server =
+            RedisServer.newRedisServer()
+                .executableProvider(() -> binary)
+                .bind(LOOPBACK)
+                .port(port)
+                .setting("save \"\"")
+                .setting("appendonly no")
+                .setting("protected-mode yes")
+                // Drain the process output so a chatty server can never block on a full pipe.
+                .soutListener(line -> LOG.trace("redis-server:{} {}", port, line))
+                .serrListener(line -> LOG.debug("redis-server:{} {}", port, line))
+                .build();
+        server.start();
+      } catch (IOException | RuntimeException e) {
+        last = new IllegalStateException("cannot start " + binary + " on port " + port, e);
+        LOG.debug("redis-server start attempt {} failed", attempt, e);
+        continue;
+      }
+      awaitPing(LOOPBACK, port);
+      LOG.debug("started {} on port {}", binary, port);
+      return new EmbeddedRedis(
+          URI.create("redis://" + LOOPBACK + ":" + port),
+          LOOPBACK,
+          port,
+          source,
+          sharedInstance,
+          server);
+    }
+    throw last;
+  }
+
+  private static File bundledBinary() {
+    synchronized (LOCK) {
+      if (bundledBinary == null || !bundledBinary.canExecute()) {
+        try {
+          bundledBinary = ExecutableProvider.newJarResourceProvider().get();
+        } catch (IOException e) {
+          throw new UncheckedIOException("cannot extract the bundled redis-server", e);
+        }
+      }
+      return bundledBinary;
+    }
+  }
+
+  private static File findOnPath(String name) {
+    String path = System.getenv("PATH");
+    if (path == null) {
+      return null;
+    }
+    for (String dir : path.split(File.pathSeparator)) {
+      if (dir.isEmpty()) {
+        continue;
+      }
+      File candidate = new File(dir, name);
+      if (candidate.isFile() && candidate.canExecute()) {
+        return candidate;
+      }
+    }
+    return null;
+  }
+
+  static URI parseRedisUrl(String value) {
+    String trimmed = value.trim();
+    URI parsed = URI.create(trimmed.contains("://") ? trimmed : "redis://" + trimmed);
+    String scheme = parsed.getScheme().toLowerCase(Locale.ROOT);
+    if (!scheme.equals("redis") && !scheme.equals("rediss")) {
+      throw new IllegalArgumentException("REDIS_URL must be redis:// or rediss://, got " + value);
+    }
+    if (parsed.getHost() == null) {
+      throw new IllegalArgumentException("REDIS_URL has no host: " + value);
+    }
+    return parsed;
+  }
+
+  private static int portOf(URI uri) {
+    return uri.getPort() > 0 ? uri.getPort() : DEFAULT_PORT;
+  }
+
+  private static void awaitPing(String host, int port) {
+    long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (answersPing(host, port, Duration.ofMillis(500))) {
+        return;
+      }
+      LockSupport.parkNanos(PING_RETRY_PAUSE.toNanos());
+    }
+    throw new IllegalStateException(
+        "redis-server on " + host + ":" + port + " did not answer PING within " + READY_TIMEOUT);
+  }
+
+  /** Sends a RESP {@code PING} and expects {@code +PONG}, within {@code timeout}. */
+  static boolean answersPing(String host, int port, Duration timeout) {
+    try (Socket socket = new Socket()) {
+      int millis = (int) timeout.toMillis();
+      socket.connect(new InetSocketAddress(host, port), millis);
+      socket.setSoTimeout(millis);
+      OutputStream out = socket.getOutputStream();
+      out.write("*1\r\n$4\r\nPING\r\n".getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      InputStream in = socket.getInputStream();
+      byte[] expected = "+PONG\r\n".getBytes(StandardCharsets.US_ASCII);
+      for (byte b : expected) {
+        if (in.read() != b) {
+          return false;
+        }
+      }
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+}
