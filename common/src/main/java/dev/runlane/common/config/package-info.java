@@ -1,0 +1,2 @@
+/** Typed configuration from environment variables: every problem collected, secrets never shown. */
+package dev.runlane.common.config;

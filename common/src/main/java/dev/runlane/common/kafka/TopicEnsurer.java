@@ -1,0 +1,163 @@
+package dev.runlane.common.kafka;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.CreateTopicsOptions;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.ClusterAuthorizationException;
+import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Creates the topics a service reads or writes when they are missing, so that start order does not
+ * matter. Existing topics are left as they are.
+ */
+public final class TopicEnsurer {
+
+  private static final Logger LOG = LoggerFactory.getLogger(TopicEnsurer.class);
+
+  private TopicEnsurer() {}
+
+  /**
+   * Creates the topics of {@code topics} that do not exist yet. A topic created concurrently by
+   * another instance ({@code TopicExistsException}) counts as created.
+   *
+   * @param admin the admin client (not closed)
+   * @param topics the topics with the settings to create them with
+   * @param timeout the time allowed for the whole operation
+   * @throws IllegalStateException if the service is not authorized to create a missing topic (the
+   *     message names the topics and says they must be created beforehand)
+   * @throws TimeoutException if the brokers did not answer within {@code timeout} (retriable)
+   * @throws KafkaException if a topic could not be created for another reason (e.g. a replication
+   *     factor above the broker count)
+   * @throws InterruptException if interrupted (the interrupt flag is set again)
+   */
+  public static void ensure(Admin admin, Collection<NewTopic> topics, Duration timeout) {
+    Map<String, NewTopic> wanted = new LinkedHashMap<>();
+    topics.forEach(t -> wanted.putIfAbsent(t.name(), t));
+    if (wanted.isEmpty()) {
+      return;
+    }
+    long deadline = System.nanoTime() + timeout.toNanos();
+
+    Set<String> existing =
+        await(
+            admin.listTopics(new ListTopicsOptions().timeoutMs(remainingMillis(deadline))).names(),
+            deadline,
+            wanted.keySet(),
+            "list");
+    List<NewTopic> missing =
+        wanted.values().stream().filter(t -> !existing.contains(t.name())).toList();
+    if (missing.isEmpty()) {
+      LOG.debug("topics {} exist", wanted.keySet());
+      return;
+    }
+
+    Map<String, KafkaFuture<Void>> results =
+        admin
+            .createTopics(missing, new CreateTopicsOptions().timeoutMs(remainingMillis(deadline)))
+            .values();
+    List<String> created = new ArrayList<>();
+    List<NewTopic> unauthorized = new ArrayList<>();
+    for (NewTopic topic : missing) {
+      try {
+        await(results.get(topic.name()), deadline, List.of(topic.name()), "create");
+        created.add(topic.name());
+      } catch (TopicExistsException e) {
+        LOG.debug("topic {} was created concurrently", topic.name());
+      } catch (TopicAuthorizationException | ClusterAuthorizationException e) {
+        unauthorized.add(topic);
+      }
+    }
+    if (!created.isEmpty()) {
+      LOG.info("created topics {}", created);
+    }
+    if (!unauthorized.isEmpty()) {
+      throw new IllegalStateException(
+          "not authorized to create topics "
+              + describe(unauthorized)
+              + ": this service may not create topics, so they must be created beforehand"
+              + " with these settings");
+    }
+  }
+
+  /** A topic with {@code cleanup.policy=compact} (latest value per key, e.g. run state). */
+  public static NewTopic compacted(String name, TopicSettings s) {
+    return plain(name, s)
+        .configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT));
+  }
+
+  /** A topic with the broker's default configs (delete after retention). */
+  public static NewTopic plain(String name, TopicSettings s) {
+    Optional<Short> rf =
+        s.replicationFactor() == TopicSettings.BROKER_DEFAULT
+            ? Optional.empty()
+            : Optional.of(s.replicationFactor());
+    return new NewTopic(name, Optional.of(s.partitions()), rf);
+  }
+
+  private static <T> T await(
+      KafkaFuture<T> future, long deadline, Collection<String> names, String action) {
+    try {
+      return future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new InterruptException(e);
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw timeout(names, action, e);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof TimeoutException) {
+        throw timeout(names, action, cause);
+      }
+      if (cause instanceof KafkaException k) {
+        // The type matters to the caller (topic exists, authorization), so keep it.
+        throw k;
+      }
+      throw new KafkaException("could not " + action + " topics " + names, cause);
+    }
+  }
+
+  private static TimeoutException timeout(Collection<String> names, String action, Throwable e) {
+    return new TimeoutException(
+        "could not " + action + " topics " + names + " in time: is Kafka reachable?", e);
+  }
+
+  private static int remainingMillis(long deadline) {
+    long ms = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+    return (int) Math.max(1, Math.min(Integer.MAX_VALUE, ms));
+  }
+
+  private static String describe(List<NewTopic> topics) {
+    List<String> out = new ArrayList<>();
+    for (NewTopic t : topics) {
+      StringBuilder sb =
+          new StringBuilder(t.name()).append(" (partitions=").append(t.numPartitions());
+      if (t.replicationFactor() > 0) {
+        sb.append(", replication.factor=").append(t.replicationFactor());
+      }
+      if (t.configs() != null) {
+        t.configs().forEach((k, v) -> sb.append(", ").append(k).append('=').append(v));
+      }
+      out.add(sb.append(')').toString());
+    }
+    return String.join(", ", out);
+  }
+}

@@ -1,0 +1,2 @@
+/** Topic names and settings, topic creation, and the record header names shared by the services. */
+package dev.runlane.common.kafka;

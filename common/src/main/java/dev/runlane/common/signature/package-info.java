@@ -1,0 +1,2 @@
+/** Webhook signature schemes (Sume, Standard Webhooks) verified over the raw body bytes. */
+package dev.runlane.common.signature;

@@ -1,0 +1,360 @@
+package dev.runlane.common.envelope;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.runlane.common.envelope.EnvelopeException.Reason;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class EnvelopeParserTest {
+
+  private static final String VALID =
+      "{\"request_id\":\"req-1\",\"created_at\":\"2026-11-29T10:00:00.123Z\","
+          + "\"type\":\"run.completed\",\"data\":{\"run_id\":\"run-7\",\"status\":\"ok\"}}";
+
+  private final EnvelopeParser parser = EnvelopeParser.withDefaults();
+
+  @Test
+  void readsDefaultFields() throws EnvelopeException {
+    byte[] body = bytes(VALID);
+
+    Envelope e = parser.parse(body);
+
+    assertThat(e.requestId()).isEqualTo("req-1");
+    assertThat(e.runId()).isEqualTo("run-7");
+    assertThat(e.createdAt()).isEqualTo(Instant.parse("2026-11-29T10:00:00.123Z"));
+    assertThat(e.type()).isEqualTo("run.completed");
+    assertThat(e.raw()).isSameAs(body);
+  }
+
+  @Test
+  void fallsBackToTopLevelRunId() throws EnvelopeException {
+    Envelope e =
+        parser.parse(
+            bytes(
+                "{\"run_id\":\"run-top\",\"request_id\":\"r\","
+                    + "\"created_at\":\"2026-11-29T10:00:00Z\",\"data\":{\"other\":1}}"));
+
+    assertThat(e.runId()).isEqualTo("run-top");
+  }
+
+  @Test
+  void nestedRunIdWinsOverTopLevel() throws EnvelopeException {
+    Envelope e =
+        parser.parse(
+            bytes(
+                "{\"run_id\":\"top\",\"request_id\":\"r\",\"created_at\":\"2026-11-29T10:00:00Z\","
+                    + "\"data\":{\"run_id\":\"nested\"}}"));
+
+    assertThat(e.runId()).isEqualTo("nested");
+  }
+
+  @Test
+  void nullNestedRunIdFallsBack() throws EnvelopeException {
+    Envelope e =
+        parser.parse(
+            bytes(
+                "{\"data\":{\"run_id\":null},\"run_id\":\"top\",\"request_id\":\"r\","
+                    + "\"created_at\":\"2026-11-29T10:00:00Z\"}"));
+
+    assertThat(e.runId()).isEqualTo("top");
+  }
+
+  @Test
+  void typeIsOptional() throws EnvelopeException {
+    Envelope e =
+        parser.parse(
+            bytes(
+                "{\"request_id\":\"r\",\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}"));
+
+    assertThat(e.type()).isNull();
+  }
+
+  @Test
+  void readsCustomPointersIncludingArrayIndexAndEscapes() throws EnvelopeException {
+    EnvelopeFields fields =
+        EnvelopeFields.of(
+            "/meta/id", "/meta/at", List.of("/subjects/1/id", "/a~1b"), "/meta/kind~0x");
+    EnvelopeParser custom = new EnvelopeParser(fields, 8);
+
+    Envelope e =
+        custom.parse(
+            bytes(
+                "{\"meta\":{\"id\":\"m1\",\"at\":\"2026-11-29T11:00:00+01:00\",\"kind~x\":\"k\"},"
+                    + "\"subjects\":[{\"id\":\"s0\"},{\"id\":\"s1\"}],\"request_id\":\"ignored\"}"));
+
+    assertThat(e.requestId()).isEqualTo("m1");
+    assertThat(e.runId()).isEqualTo("s1");
+    assertThat(e.createdAt()).isEqualTo(Instant.parse("2026-11-29T10:00:00Z"));
+    assertThat(e.type()).isEqualTo("k");
+  }
+
+  @Test
+  void customFallbackPointerWithEscapedSlash() throws EnvelopeException {
+    EnvelopeFields fields =
+        EnvelopeFields.of("/request_id", "/created_at", List.of("/x/run", "/a~1b"), "/type");
+
+    Envelope e =
+        new EnvelopeParser(fields, 8)
+            .parse(
+                bytes(
+                    "{\"a/b\":\"slash\",\"request_id\":\"r\",\"created_at\":\"2026-11-29T10:00:00Z\"}"));
+
+    assertThat(e.runId()).isEqualTo("slash");
+  }
+
+  @Test
+  void keepsUnicode() throws EnvelopeException {
+    Envelope e =
+        parser.parse(
+            bytes(
+                "{\"request_id\":\"réq-✓-\\u00e9-😀\",\"run_id\":\"лан\","
+                    + "\"created_at\":\"2026-11-29T10:00:00Z\",\"type\":\"運行\"}"));
+
+    assertThat(e.requestId()).isEqualTo("réq-✓-é-😀");
+    assertThat(e.runId()).isEqualTo("лан");
+    assertThat(e.type()).isEqualTo("運行");
+  }
+
+  @Test
+  void readsBigBodyWithFieldsAtTheEnd() throws EnvelopeException {
+    StringBuilder sb = new StringBuilder("{\"data\":{\"items\":[");
+    for (int i = 0; i < 20_000; i++) {
+      sb.append(i == 0 ? "" : ",")
+          .append("{\"run_id\":\"not-this-")
+          .append(i)
+          .append("\",\"v\":[1,2,{\"x\":\"y\"}]}");
+    }
+    sb.append("],\"run_id\":\"run-big\"},\"request_id\":\"r-big\",")
+        .append("\"created_at\":\"2026-11-29T10:00:00Z\"}");
+    byte[] body = bytes(sb.toString());
+    assertThat(body.length).isGreaterThan(500_000);
+
+    Envelope e = parser.parse(body);
+
+    assertThat(e.runId()).isEqualTo("run-big");
+    assertThat(e.requestId()).isEqualTo("r-big");
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "",
+        "   ",
+        "not json",
+        "{\"request_id\":\"r\"",
+        "{\"request_id\":\"r\",\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"} x",
+        "{\"request_id\":\"r\",\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"} {}",
+        "{\"request_id\":\"r\",}",
+        "{'request_id':'r'}"
+      })
+  void rejectsNonJson(String body) {
+    assertThat(reasonOf(body)).isEqualTo(Reason.NOT_JSON);
+  }
+
+  @Test
+  void rejectsInvalidUtf8AsNotJson() {
+    byte[] body =
+        bytes("{\"request_id\":\"r?\",\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}");
+    body[16] = (byte) 0xC3; // a lead byte followed by '"'
+
+    EnvelopeException e = catchThrowableOfType(EnvelopeException.class, () -> parser.parse(body));
+
+    assertThat(e.reason()).isEqualTo(Reason.NOT_JSON);
+  }
+
+  @Test
+  void rejectsDuplicateRequestIdAsAmbiguous() {
+    EnvelopeException e =
+        failure(
+            "{\"request_id\":\"a\",\"request_id\":\"b\",\"run_id\":\"u\","
+                + "\"created_at\":\"2026-11-29T10:00:00Z\"}");
+
+    assertThat(e.reason()).isEqualTo(Reason.NOT_JSON);
+    assertThat(e.field()).isEqualTo("/request_id");
+  }
+
+  @Test
+  void errorMessageEchoesLittleOfTheInput() {
+    String longToken = "x".repeat(10_000);
+
+    EnvelopeException e = failure("{\"a\":" + longToken + "}");
+
+    assertThat(e.reason()).isEqualTo(Reason.NOT_JSON);
+    assertThat(e.getMessage()).hasSizeLessThan(250).doesNotContain("x".repeat(100));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"[]", "[{\"request_id\":\"r\"}]", "\"text\"", "42", "null", "true"})
+  void rejectsNonObjectRoot(String body) {
+    assertThat(reasonOf(body)).isEqualTo(Reason.NOT_AN_OBJECT);
+  }
+
+  @Test
+  void rejectsMissingRequestId() {
+    EnvelopeException e = failure("{\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}");
+
+    assertThat(e.reason()).isEqualTo(Reason.MISSING_FIELD);
+    assertThat(e.field()).isEqualTo("/request_id");
+    assertThat(e.code()).isEqualTo("missing_field");
+    assertThat(e.getMessage()).contains("/request_id");
+  }
+
+  @Test
+  void rejectsNullRequestIdAsMissing() {
+    EnvelopeException e =
+        failure("{\"request_id\":null,\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}");
+
+    assertThat(e.reason()).isEqualTo(Reason.MISSING_FIELD);
+    assertThat(e.field()).isEqualTo("/request_id");
+  }
+
+  @Test
+  void rejectsMissingRunId() {
+    EnvelopeException e =
+        failure("{\"request_id\":\"r\",\"data\":{},\"created_at\":\"2026-11-29T10:00:00Z\"}");
+
+    assertThat(e.reason()).isEqualTo(Reason.MISSING_FIELD);
+    assertThat(e.field()).isEqualTo("/data/run_id");
+    assertThat(e.getMessage()).contains("/data/run_id").contains("/run_id");
+  }
+
+  @Test
+  void rejectsMissingCreatedAt() {
+    EnvelopeException e = failure("{\"request_id\":\"r\",\"run_id\":\"u\"}");
+
+    assertThat(e.reason()).isEqualTo(Reason.MISSING_FIELD);
+    assertThat(e.field()).isEqualTo("/created_at");
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "{\"request_id\":42,\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}|/request_id",
+        "{\"request_id\":\"\",\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}|/request_id",
+        "{\"request_id\":{\"a\":1},\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}|/request_id",
+        "{\"request_id\":\"r\",\"data\":{\"run_id\":[1]},\"created_at\":\"2026-11-29T10:00:00Z\"}|/data/run_id",
+        "{\"request_id\":\"r\",\"run_id\":true,\"created_at\":\"2026-11-29T10:00:00Z\"}|/run_id",
+        "{\"request_id\":\"r\",\"run_id\":\"u\",\"created_at\":1764410400}|/created_at",
+        "{\"request_id\":\"r\",\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\",\"type\":7}|/type"
+      })
+  void rejectsWrongType(String body, String field) {
+    EnvelopeException e = failure(body);
+
+    assertThat(e.reason()).isEqualTo(Reason.WRONG_TYPE);
+    assertThat(e.field()).isEqualTo(field);
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "2026-11-29T10:00:00",
+        "2026-11-29 10:00:00Z",
+        "2026-11-29T10:00Z",
+        "2026-11-29",
+        "2026-13-01T10:00:00Z",
+        "2026-02-30T10:00:00Z",
+        "2026-11-29T24:00:00Z",
+        "2026-11-29T10:00:60Z",
+        "2026-11-29T10:00:00.Z",
+        "2026-11-29T10:00:00+0100",
+        "2026-11-29T10:00:00+01",
+        "2026-11-29T10:00:00+01:00:00",
+        "2026-11-29T10:00:00Zjunk",
+        "1764410400",
+        "yesterday"
+      })
+  void rejectsBadTimestamp(String createdAt) {
+    EnvelopeException e =
+        failure("{\"request_id\":\"r\",\"run_id\":\"u\",\"created_at\":\"" + createdAt + "\"}");
+
+    assertThat(e.reason()).isEqualTo(Reason.BAD_TIMESTAMP);
+    assertThat(e.field()).isEqualTo("/created_at");
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+    "2026-11-29T10:00:00Z, 2026-11-29T10:00:00Z",
+    "2026-11-29t10:00:00z, 2026-11-29T10:00:00Z",
+    "2026-11-29T11:00:00+01:00, 2026-11-29T10:00:00Z",
+    "2026-11-29T05:30:00-04:30, 2026-11-29T10:00:00Z",
+    "2026-11-29T10:00:00-00:00, 2026-11-29T10:00:00Z",
+    "2026-11-29T10:00:00.5Z, 2026-11-29T10:00:00.500Z",
+    "2026-11-29T10:00:00.123456789Z, 2026-11-29T10:00:00.123456789Z",
+    "2026-11-29T10:00:00.1234567891Z, 2026-11-29T10:00:00.123456789Z",
+    "2024-02-29T00:00:00Z, 2024-02-29T00:00:00Z"
+  })
+  void acceptsRfc3339WithOffset(String text, String expected) {
+    assertThat(EnvelopeParser.parseRfc3339(text)).isEqualTo(Instant.parse(expected));
+  }
+
+  @Test
+  void rejectsNestingDeeperThanMax() {
+    EnvelopeParser shallow = new EnvelopeParser(EnvelopeFields.defaults(), 4);
+    String ok = "{\"request_id\":\"r\",\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\",";
+
+    assertThat(catchDepth(shallow, ok + "\"a\":{\"b\":[{}]}}")).isNull();
+    EnvelopeException e = catchDepth(shallow, ok + "\"a\":{\"b\":[{\"c\":[]}]}}");
+    assertThat(e).isNotNull();
+    assertThat(e.reason()).isEqualTo(Reason.TOO_DEEP);
+    assertThat(e.code()).isEqualTo("too_deep");
+  }
+
+  @Test
+  void rejectsHugeNestingWithDefaults() {
+    String deep = "{\"a\":" + "[".repeat(5000) + "]".repeat(5000) + "}";
+
+    assertThat(reasonOf(deep)).isEqualTo(Reason.TOO_DEEP);
+  }
+
+  @Test
+  void fieldsRejectRootPointerAndEmptyRunIdList() {
+    assertThatThrownBy(() -> EnvelopeFields.of("", "/c", List.of("/r"), "/t"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> EnvelopeFields.of("/i", "/c", List.of(), "/t"))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void envelopeToStringHidesBodyAndEqualsComparesBytes() {
+    Instant at = Instant.parse("2026-11-29T10:00:00Z");
+    Envelope a = new Envelope("r", "u", at, null, bytes("{\"secret\":\"body\"}"));
+    Envelope b = new Envelope("r", "u", at, null, bytes("{\"secret\":\"body\"}"));
+
+    assertThat(a).isEqualTo(b).hasSameHashCodeAs(b);
+    assertThat(a.toString()).doesNotContain("secret").contains("17 bytes");
+    assertThat(a).isNotEqualTo(new Envelope("r", "u", at, null, bytes("{}")));
+  }
+
+  private EnvelopeException catchDepth(EnvelopeParser p, String body) {
+    try {
+      p.parse(bytes(body));
+      return null;
+    } catch (EnvelopeException e) {
+      return e;
+    }
+  }
+
+  private Reason reasonOf(String body) {
+    return failure(body).reason();
+  }
+
+  private EnvelopeException failure(String body) {
+    EnvelopeException e =
+        catchThrowableOfType(EnvelopeException.class, () -> parser.parse(bytes(body)));
+    assertThat(e).as("expected a failure for %s", body).isNotNull();
+    return e;
+  }
+
+  private static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+}

@@ -1,0 +1,160 @@
+package dev.runlane.common.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.reflect.Constructor;
+import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.CreateTopicsResult;
+import org.apache.kafka.clients.admin.CreateTopicsResult.TopicMetadataAndConfig;
+import org.apache.kafka.clients.admin.ListTopicsResult;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicListing;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.ClusterAuthorizationException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.internals.KafkaFutureImpl;
+import org.junit.jupiter.api.Test;
+
+class TopicEnsurerTest {
+
+  private static final Duration TIMEOUT = Duration.ofSeconds(5);
+  private static final TopicSettings SETTINGS = new TopicSettings(3, (short) -1);
+
+  @Test
+  void createsOnlyMissingTopics() {
+    FakeAdmin fake = new FakeAdmin(Set.of("a"), Map.of());
+
+    TopicEnsurer.ensure(
+        fake.admin(),
+        List.of(TopicEnsurer.plain("a", SETTINGS), TopicEnsurer.plain("b", SETTINGS)),
+        TIMEOUT);
+
+    assertThat(fake.created).extracting(NewTopic::name).containsExactly("b");
+  }
+
+  @Test
+  void doesNothingWhenAllExist() {
+    FakeAdmin fake = new FakeAdmin(Set.of("a", "b"), Map.of());
+
+    TopicEnsurer.ensure(
+        fake.admin(),
+        List.of(TopicEnsurer.plain("a", SETTINGS), TopicEnsurer.plain("b", SETTINGS)),
+        TIMEOUT);
+
+    assertThat(fake.created).isEmpty();
+  }
+
+  @Test
+  void ignoresTopicCreatedConcurrently() {
+    FakeAdmin fake = new FakeAdmin(Set.of(), Map.of("a", new TopicExistsException("exists")));
+
+    TopicEnsurer.ensure(fake.admin(), List.of(TopicEnsurer.plain("a", SETTINGS)), TIMEOUT);
+
+    assertThat(fake.created).extracting(NewTopic::name).containsExactly("a");
+  }
+
+  @Test
+  void explainsMissingCreatePermission() {
+    FakeAdmin fake =
+        new FakeAdmin(
+            Set.of(),
+            Map.of(
+                "sume.runs", new TopicAuthorizationException(Set.of("sume.runs")),
+                "sume.events", new ClusterAuthorizationException("no")));
+
+    assertThatThrownBy(
+            () ->
+                TopicEnsurer.ensure(
+                    fake.admin(),
+                    List.of(
+                        TopicEnsurer.plain("sume.events", SETTINGS),
+                        TopicEnsurer.compacted("sume.runs", SETTINGS)),
+                    TIMEOUT))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("sume.events")
+        .hasMessageContaining("sume.runs")
+        .hasMessageContaining("cleanup.policy=compact")
+        .hasMessageContaining("may not create")
+        .hasMessageContaining("created beforehand");
+  }
+
+  @Test
+  void compactedAndPlainTopicsCarryTheSettings() {
+    NewTopic compacted = TopicEnsurer.compacted("sume.runs", new TopicSettings(12, (short) 3));
+    NewTopic plain = TopicEnsurer.plain("sume.events", TopicSettings.defaults());
+
+    assertThat(compacted.numPartitions()).isEqualTo(12);
+    assertThat(compacted.replicationFactor()).isEqualTo((short) 3);
+    assertThat(compacted.configs()).containsEntry("cleanup.policy", "compact");
+    assertThat(plain.numPartitions()).isEqualTo(12);
+    assertThat(plain.replicationFactor()).isEqualTo((short) -1);
+    assertThat(plain.configs()).isNullOrEmpty();
+  }
+
+  /** An {@link Admin} answering listTopics and createTopics from memory. */
+  private static final class FakeAdmin {
+    final Set<String> existing;
+    final Map<String, RuntimeException> failures;
+    final List<NewTopic> created = new ArrayList<>();
+
+    FakeAdmin(Set<String> existing, Map<String, RuntimeException> failures) {
+      this.existing = existing;
+      this.failures = failures;
+    }
+
+    Admin admin() {
+      return (Admin)
+          Proxy.newProxyInstance(
+              Admin.class.getClassLoader(),
+              new Class<?>[] {Admin.class},
+              (proxy, method, args) -> {
+                switch (method.getName()) {
+                  case "listTopics":
+                    return listTopics();
+                  case "createTopics":
+                    @SuppressWarnings("unchecked")
+                    Collection<NewTopic> topics = (Collection<NewTopic>) args[0];
+                    return createTopics(topics);
+                  case "close":
+                    return null;
+                  default:
+                    throw new UnsupportedOperationException(method.getName());
+                }
+              });
+    }
+
+    private ListTopicsResult listTopics() throws ReflectiveOperationException {
+      Map<String, TopicListing> listings = new HashMap<>();
+      existing.forEach(n -> listings.put(n, new TopicListing(n, Uuid.randomUuid(), false)));
+      // The constructor is package-private; tests run on the class path.
+      Constructor<ListTopicsResult> c =
+          ListTopicsResult.class.getDeclaredConstructor(KafkaFuture.class);
+      c.setAccessible(true);
+      return c.newInstance(KafkaFuture.completedFuture(listings));
+    }
+
+    private CreateTopicsResult createTopics(Collection<NewTopic> topics) {
+      Map<String, KafkaFuture<TopicMetadataAndConfig>> results = new HashMap<>();
+      for (NewTopic t : topics) {
+        created.add(t);
+        KafkaFutureImpl<TopicMetadataAndConfig> f = new KafkaFutureImpl<>();
+        Optional.ofNullable(failures.get(t.name()))
+            .ifPresentOrElse(f::completeExceptionally, () -> f.complete(null));
+        results.put(t.name(), f);
+      }
+      return new CreateTopicsResult(results) {};
+    }
+  }
+}
