@@ -1,0 +1,194 @@
+package dev.runlane.processor;
+
+import dev.runlane.common.envelope.EnvelopeParser;
+import dev.runlane.common.http.AdminServer;
+import dev.runlane.common.kafka.TopicEnsurer;
+import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.common.kafka.TopicSettings;
+import dev.runlane.processor.dedup.Dedup;
+import dev.runlane.processor.runs.RunQueryHandler;
+import dev.runlane.processor.topology.FaultHook;
+import dev.runlane.processor.topology.ProcessorMetrics;
+import dev.runlane.processor.topology.ProcessorTopology;
+import dev.runlane.processor.topology.StoreNames;
+import dev.runlane.processor.topology.TopologySettings;
+import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.errors.DefaultProductionExceptionHandler;
+import org.apache.kafka.streams.errors.LogAndFailExceptionHandler;
+import org.apache.kafka.streams.errors.LogAndFailProcessingExceptionHandler;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
+import org.apache.kafka.streams.state.HostInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The running processor: topics ensured, Streams started, admin port open. Closes in reverse. */
+public final class ProcessorApp implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(ProcessorApp.class);
+
+  private final ProcessorConfig config;
+  private final Dedup dedup;
+  private final AdminServer admin;
+  private final KafkaStreams streams;
+  private final KafkaStreamsMetrics streamsMetrics;
+  private boolean closed;
+
+  private ProcessorApp(
+      ProcessorConfig config,
+      Dedup dedup,
+      AdminServer admin,
+      KafkaStreams streams,
+      KafkaStreamsMetrics streamsMetrics) {
+    this.config = config;
+    this.dedup = dedup;
+    this.admin = admin;
+    this.streams = streams;
+    this.streamsMetrics = streamsMetrics;
+  }
+
+  public static ProcessorApp start(
+      ProcessorConfig config, Dedup dedup, PrometheusMeterRegistry registry, FaultHook faultHook) {
+    ensureTopics(config);
+    AtomicReference<KafkaStreams> streamsRef = new AtomicReference<>();
+    AtomicReference<HostInfo> self = new AtomicReference<>();
+    AdminServer admin =
+        AdminServer.start(
+            "0.0.0.0",
+            config.port(),
+            registry,
+            () -> {
+              KafkaStreams s = streamsRef.get();
+              return s != null && s.state() == KafkaStreams.State.RUNNING;
+            },
+            Map.of("/runs/", new RunQueryHandler(streamsRef::get, StoreNames.RUNS, self::get)));
+    try {
+      self.set(new HostInfo(config.advertisedHost(), admin.port()));
+      Topology topology =
+          ProcessorTopology.build(
+              TopologySettings.from(config),
+              dedup,
+              new ProcessorMetrics(registry),
+              EnvelopeParser.withDefaults(),
+              faultHook);
+      KafkaStreams streams = new KafkaStreams(topology, streamsProperties(config, self.get()));
+      streams.setUncaughtExceptionHandler(
+          e -> {
+            log.error(
+                "stream thread died; replacing it (its tasks restart from the last commit)", e);
+            return StreamThreadExceptionResponse.REPLACE_THREAD;
+          });
+      streams.setStateListener(
+          (next, previous) -> log.info("streams state {} -> {}", previous, next));
+      KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);
+      streamsMetrics.bindTo(registry);
+      streamsRef.set(streams);
+      streams.start();
+      log.info(
+          "processor started: application.id={} input={} admin port={} dedup={}",
+          config.applicationId(),
+          config.topics().webhooks(),
+          admin.port(),
+          dedup.enabled() ? "redis" : "off");
+      return new ProcessorApp(config, dedup, admin, streams, streamsMetrics);
+    } catch (RuntimeException e) {
+      admin.close();
+      throw e;
+    }
+  }
+
+  static Properties streamsProperties(ProcessorConfig config, HostInfo self) {
+    Properties p = new Properties();
+    p.put(StreamsConfig.APPLICATION_ID_CONFIG, config.applicationId());
+    p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+    p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, config.processingGuarantee());
+    p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, config.streamThreads());
+    p.put(StreamsConfig.STATE_DIR_CONFIG, config.stateDir().toAbsolutePath().toString());
+    p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.commitInterval().toMillis());
+    p.put(StreamsConfig.APPLICATION_SERVER_CONFIG, self.host() + ":" + self.port());
+    p.put(
+        StreamsConfig.REPLICATION_FACTOR_CONFIG, (int) config.topicSettings().replicationFactor());
+    p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
+    p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class);
+    p.put(
+        StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG,
+        LogAndFailExceptionHandler.class);
+    p.put(
+        StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG,
+        LogAndFailProcessingExceptionHandler.class);
+    p.put(
+        StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG,
+        DefaultProductionExceptionHandler.class);
+    // A crashed member is only dropped after the session timeout: 45 s by default in Kafka 4.x,
+    // during which its partitions stall. Six seconds keeps recovery short (measured in the ITs).
+    long session = config.sessionTimeout().toMillis();
+    p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), (int) session);
+    p.put(
+        StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG),
+        (int) Math.max(500, session / 4));
+    p.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), "lz4");
+    p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);
+    return p;
+  }
+
+  private static void ensureTopics(ProcessorConfig config) {
+    TopicNames t = config.topics();
+    TopicSettings s = config.topicSettings();
+    try (Admin admin =
+        Admin.create(
+            Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                config.bootstrapServers(),
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                30_000))) {
+      TopicEnsurer.ensure(
+          admin,
+          List.of(
+              TopicEnsurer.plain(t.webhooks(), s),
+              TopicEnsurer.plain(t.dlq(), s),
+              TopicEnsurer.plain(t.events(), s),
+              TopicEnsurer.plain(t.stale(), s),
+              TopicEnsurer.compacted(t.runs(), s)),
+          Duration.ofSeconds(30));
+    }
+  }
+
+  public KafkaStreams streams() {
+    return streams;
+  }
+
+  public int adminPort() {
+    return admin.port();
+  }
+
+  public ProcessorConfig config() {
+    return config;
+  }
+
+  /** Closes in reverse order of start: admin port, Streams (committing), Redis. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    log.info("processor stopping");
+    admin.close();
+    streams.close(Duration.ofSeconds(30));
+    streamsMetrics.close();
+    dedup.close();
+    log.info("processor stopped");
+  }
+}

@@ -1,0 +1,107 @@
+package dev.runlane.processor;
+
+import dev.runlane.common.config.EnvReader;
+import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.common.kafka.TopicSettings;
+import dev.runlane.processor.dedup.RedisDedup.RedisDedupSettings;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Every setting of the processor, parsed eagerly from the environment; all problems are reported at
+ * once (see {@link EnvReader}).
+ */
+public record ProcessorConfig(
+    String bootstrapServers,
+    URI redisUri,
+    int port,
+    String advertisedHost,
+    String applicationId,
+    Path stateDir,
+    TopicNames topics,
+    TopicSettings topicSettings,
+    boolean dedupEnabled,
+    String dedupKeyPrefix,
+    Duration claimTtl,
+    Duration doneTtl,
+    Duration redisTimeout,
+    RedisFailureMode redisFailureMode,
+    Duration redisBlockTimeout,
+    int streamThreads,
+    int batchSize,
+    Duration batchInterval,
+    Duration commitInterval,
+    Duration sessionTimeout,
+    String processingGuarantee) {
+
+  private static final Logger log = LoggerFactory.getLogger(ProcessorConfig.class);
+
+  /** Sume retries for about nine hours (10 attempts, backoff capped at one hour). */
+  static final Duration SUME_RETRY_HORIZON = Duration.ofHours(9);
+
+  /** What the processor does while Redis does not answer. */
+  public enum RedisFailureMode {
+    /** Keep processing on the run store alone (counted, logged once per state change). */
+    DEGRADE,
+    /**
+     * Hold the batch and retry Redis; after {@code REDIS_BLOCK_TIMEOUT_SECONDS}, fail the thread.
+     */
+    BLOCK
+  }
+
+  public static ProcessorConfig fromEnv(Map<String, String> env) {
+    EnvReader r = new EnvReader(env);
+    ProcessorConfig config =
+        new ProcessorConfig(
+            r.string("KAFKA_BOOTSTRAP_SERVERS", "localhost:9092"),
+            r.uri("REDIS_URL", "redis://localhost:6379", Set.of("redis", "rediss")),
+            r.port("PROCESSOR_PORT", 9081),
+            r.string("PROCESSOR_ADVERTISED_HOST", "localhost"),
+            r.string("PROCESSOR_APPLICATION_ID", "runlane-processor"),
+            Path.of(r.string("PROCESSOR_STATE_DIR", "./data/processor")),
+            TopicNames.fromEnv(r),
+            TopicSettings.fromEnv(r),
+            r.bool("DEDUP_REDIS_ENABLED", true),
+            r.string("DEDUP_KEY_PREFIX", RedisDedupSettings.DEFAULT_KEY_PREFIX),
+            r.seconds("DEDUP_CLAIM_TTL_SECONDS", 60, 1, 3600),
+            r.seconds("DEDUP_DONE_TTL_SECONDS", 86_400, 60, 30L * 86_400),
+            r.millis("REDIS_TIMEOUT_MS", 1000, 10, 60_000),
+            r.enumValue("REDIS_FAILURE_MODE", RedisFailureMode.class, RedisFailureMode.DEGRADE),
+            r.seconds("REDIS_BLOCK_TIMEOUT_SECONDS", 60, 1, 3600),
+            r.integer("PROCESSOR_THREADS", 1, 1, 256),
+            r.integer("PROCESSOR_BATCH_SIZE", 256, 1, 10_000),
+            r.millis("PROCESSOR_BATCH_INTERVAL_MS", 20, 1, 10_000),
+            r.millis("PROCESSOR_COMMIT_INTERVAL_MS", 100, 10, 60_000),
+            r.millis("PROCESSOR_SESSION_TIMEOUT_MS", 6000, 1000, 300_000),
+            r.string("PROCESSING_GUARANTEE", "exactly_once_v2"));
+    if (!Set.of("exactly_once_v2", "at_least_once").contains(config.processingGuarantee())) {
+      r.problem(
+          "PROCESSING_GUARANTEE='"
+              + config.processingGuarantee()
+              + "' must be exactly_once_v2 or at_least_once");
+    }
+    if (config.doneTtl().compareTo(SUME_RETRY_HORIZON) < 0) {
+      r.warn(
+          "DEDUP_DONE_TTL_SECONDS="
+              + config.doneTtl().toSeconds()
+              + " is shorter than Sume's retry horizon (~9 h): late retries will be caught by the"
+              + " run store only");
+    }
+    if (config.claimTtl().compareTo(config.redisTimeout().multipliedBy(2)) < 0) {
+      r.problem("DEDUP_CLAIM_TTL_SECONDS must be at least twice REDIS_TIMEOUT_MS");
+    }
+    r.throwIfInvalid();
+    r.warnings().forEach(w -> log.warn("risky setting: {}", w));
+    return config;
+  }
+
+  public RedisDedupSettings redisDedupSettings() {
+    return new RedisDedupSettings(
+        redisUri, dedupKeyPrefix, claimTtl, doneTtl, redisTimeout, Duration.ofSeconds(1));
+  }
+}

@@ -1,0 +1,39 @@
+package dev.runlane.processor;
+
+import dev.runlane.common.config.ConfigException;
+import dev.runlane.common.metrics.Metrics;
+import dev.runlane.processor.dedup.Dedup;
+import dev.runlane.processor.dedup.RedisDedup;
+import dev.runlane.processor.topology.FaultHook;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Entry point: configuration from the environment, wiring by hand, a named shutdown hook. */
+public final class ProcessorMain {
+  private static final Logger log = LoggerFactory.getLogger(ProcessorMain.class);
+
+  private ProcessorMain() {}
+
+  public static void main(String[] args) {
+    ProcessorApp app;
+    try {
+      ProcessorConfig config = ProcessorConfig.fromEnv(System.getenv());
+      PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
+      Dedup dedup =
+          config.dedupEnabled()
+              ? new RedisDedup(config.redisDedupSettings(), registry)
+              : Dedup.disabled();
+      app = ProcessorApp.start(config, dedup, registry, FaultHook.NONE);
+    } catch (ConfigException e) {
+      log.error("processor not started: {}", e.getMessage());
+      System.exit(1);
+      return;
+    } catch (RuntimeException e) {
+      log.error("processor not started: {}", e.toString(), e);
+      System.exit(1);
+      return;
+    }
+    Runtime.getRuntime().addShutdownHook(new Thread(app::close, "processor-shutdown"));
+  }
+}

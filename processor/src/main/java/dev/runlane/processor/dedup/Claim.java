@@ -1,0 +1,51 @@
+package dev.runlane.processor.dedup;
+
+/**
+ * What Redis held for a request id when this task tried to claim it, seen from this task.
+ *
+ * <p>A claim is taken with {@code SET key processing:<owner> NX EX}; the value read back tells
+ * whether the key was new, already done, or being processed, and by whom.
+ */
+public enum Claim {
+  /** The key did not exist: this task now holds a fresh {@code processing} claim. */
+  NEW,
+  /** Another task marked it done. */
+  DONE_BY_OTHER,
+  /** This task marked it done earlier; the attempt may have aborted since (DESIGN §6). */
+  DONE_BY_THIS_TASK,
+  /** A claim of this task, left by a dead earlier attempt (zombies are fenced). */
+  PROCESSING_BY_THIS_TASK,
+  /** Another task holds a live claim. */
+  PROCESSING_BY_OTHER,
+  /** Seen earlier in the same batch: the first copy holds this task's fresh claim. */
+  EARLIER_IN_BATCH,
+  /** Redis could not be asked; decide on the run store alone. */
+  UNAVAILABLE;
+
+  static final String PROCESSING = "processing:";
+  static final String DONE = "done:";
+
+  /** Reads the value that Redis returned for a key this task did not manage to set. */
+  static Claim fromExisting(String value, String owner) {
+    if (value == null) {
+      // The key expired between our SET NX and GET: nobody holds it now.
+      return NEW;
+    }
+    if (value.startsWith(DONE)) {
+      return value.regionMatches(DONE.length(), owner, 0, owner.length())
+              && value.length() == DONE.length() + owner.length()
+          ? DONE_BY_THIS_TASK
+          : DONE_BY_OTHER;
+    }
+    if (value.startsWith(PROCESSING)) {
+      return value.equals(PROCESSING + owner) ? PROCESSING_BY_THIS_TASK : PROCESSING_BY_OTHER;
+    }
+    // An unknown value is somebody else's: never overwrite it as ours.
+    return DONE_BY_OTHER;
+  }
+
+  /** Whether this task holds the key after the claim, so it must mark it done afterwards. */
+  public boolean heldByThisTask() {
+    return this == NEW || this == PROCESSING_BY_THIS_TASK || this == DONE_BY_THIS_TASK;
+  }
+}

@@ -1,0 +1,27 @@
+package dev.runlane.processor.dedup;
+
+/** What happens to one event; the metric tags {@code outcome} and {@code layer} come from here. */
+public enum Outcome {
+  APPLY("applied", "store"),
+  DUPLICATE_REDIS("duplicate", "redis"),
+  DUPLICATE_STORE("duplicate", "store"),
+  STALE("stale", "store"),
+  /** Another task holds a live claim: decide again later (bounded by the claim TTL). */
+  WAIT("waiting", "redis");
+
+  private final String outcomeTag;
+  private final String layerTag;
+
+  Outcome(String outcomeTag, String layerTag) {
+    this.outcomeTag = outcomeTag;
+    this.layerTag = layerTag;
+  }
+
+  public String outcomeTag() {
+    return outcomeTag;
+  }
+
+  public String layerTag() {
+    return layerTag;
+  }
+}

@@ -1,0 +1,212 @@
+package dev.runlane.processor.dedup;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.AbstractPipeline;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.Response;
+import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.params.SetParams;
+import redis.clients.jedis.util.JedisURIHelper;
+
+/**
+ * {@link Dedup} on Redis: one pipeline per batch for the claims ({@code SET NX EX} + {@code GET}
+ * per id, which works on Redis 6.2, unlike {@code SET NX GET}), one for the done markers, and a
+ * compare-and-delete script for releases.
+ *
+ * <p>After a failure it does not ask Redis again for {@code retryBackoff}, so a dead Redis costs
+ * one timeout per backoff period rather than one per batch; state changes are logged once.
+ */
+public final class RedisDedup implements Dedup {
+  private static final Logger log = LoggerFactory.getLogger(RedisDedup.class);
+
+  private static final String RELEASE_SCRIPT =
+      "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
+
+  private final RedisClient client;
+  private final String keyPrefix;
+  private final SetParams claimParams;
+  private final SetParams doneParams;
+  private final long retryBackoffNanos;
+  private final LongSupplier nanoTime;
+  private final AtomicBoolean available = new AtomicBoolean(true);
+  private final AtomicLong retryAtNanos = new AtomicLong();
+  private final Timer claimTimer;
+  private final Timer doneTimer;
+  private final Timer releaseTimer;
+
+  public RedisDedup(RedisDedupSettings settings, MeterRegistry registry) {
+    this(createClient(settings), settings, registry, System::nanoTime);
+  }
+
+  RedisDedup(
+      RedisClient client, RedisDedupSettings settings, MeterRegistry registry, LongSupplier nano) {
+    this.client = client;
+    this.keyPrefix = settings.keyPrefix();
+    this.claimParams = SetParams.setParams().nx().ex(settings.claimTtl().toSeconds());
+    this.doneParams = SetParams.setParams().ex(settings.doneTtl().toSeconds());
+    this.retryBackoffNanos = settings.retryBackoff().toNanos();
+    this.nanoTime = nano;
+    this.claimTimer = DedupMetrics.redisLatency(registry, "claim");
+    this.doneTimer = DedupMetrics.redisLatency(registry, "done");
+    this.releaseTimer = DedupMetrics.redisLatency(registry, "release");
+    DedupMetrics.availability(registry, available);
+  }
+
+  private static RedisClient createClient(RedisDedupSettings settings) {
+    URI uri = settings.uri();
+    DefaultJedisClientConfig.Builder config =
+        DefaultJedisClientConfig.builder()
+            .connectionTimeoutMillis((int) settings.timeout().toMillis())
+            .socketTimeoutMillis((int) settings.timeout().toMillis())
+            .clientName("runlane-processor")
+            .ssl("rediss".equals(uri.getScheme()));
+    String user = JedisURIHelper.getUser(uri);
+    String password = JedisURIHelper.getPassword(uri);
+    if (user != null) {
+      config.user(user);
+    }
+    if (password != null) {
+      config.password(password);
+    }
+    if (JedisURIHelper.hasDbIndex(uri)) {
+      config.database(JedisURIHelper.getDBIndex(uri));
+    }
+    return RedisClient.builder()
+        .hostAndPort(JedisURIHelper.getHostAndPort(uri))
+        .clientConfig(config.build())
+        .build();
+  }
+
+  @Override
+  public Map<String, Claim> claim(Collection<String> requestIds, String owner) {
+    checkAvailable();
+    String processing = Claim.PROCESSING + owner;
+    List<Response<String>> sets = new ArrayList<>(requestIds.size());
+    List<Response<String>> gets = new ArrayList<>(requestIds.size());
+    long start = System.nanoTime();
+    try (AbstractPipeline pipeline = client.pipelined()) {
+      for (String id : requestIds) {
+        String key = key(id);
+        sets.add(pipeline.set(key, processing, claimParams));
+        gets.add(pipeline.get(key));
+      }
+      pipeline.sync();
+    } catch (JedisException e) {
+      throw unavailable("claim", e);
+    }
+    claimTimer.record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
+    recovered();
+    Map<String, Claim> claims = new HashMap<>(requestIds.size() * 2);
+    int i = 0;
+    for (String id : requestIds) {
+      boolean set = "OK".equals(sets.get(i).get());
+      claims.put(id, set ? Claim.NEW : Claim.fromExisting(gets.get(i).get(), owner));
+      i++;
+    }
+    return claims;
+  }
+
+  @Override
+  public void markDone(Collection<String> requestIds, String owner) {
+    if (requestIds.isEmpty()) {
+      return;
+    }
+    checkAvailable();
+    String done = Claim.DONE + owner;
+    long start = System.nanoTime();
+    try (AbstractPipeline pipeline = client.pipelined()) {
+      for (String id : requestIds) {
+        pipeline.set(key(id), done, doneParams);
+      }
+      pipeline.sync();
+    } catch (JedisException e) {
+      throw unavailable("done", e);
+    }
+    doneTimer.record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
+    recovered();
+  }
+
+  @Override
+  public void release(Collection<String> requestIds, String owner) {
+    if (requestIds.isEmpty()) {
+      return;
+    }
+    checkAvailable();
+    String processing = Claim.PROCESSING + owner;
+    long start = System.nanoTime();
+    // EVAL, not EVALSHA: releases are rare, and EVAL cannot fail with NOSCRIPT after a restart.
+    try (AbstractPipeline pipeline = client.pipelined()) {
+      for (String id : requestIds) {
+        pipeline.eval(RELEASE_SCRIPT, List.of(key(id)), List.of(processing));
+      }
+      pipeline.sync();
+    } catch (JedisException e) {
+      throw unavailable("release", e);
+    }
+    releaseTimer.record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
+    recovered();
+  }
+
+  private String key(String requestId) {
+    return keyPrefix + requestId;
+  }
+
+  private void checkAvailable() {
+    if (!available.get() && nanoTime.getAsLong() - retryAtNanos.get() < 0) {
+      throw new DedupUnavailableException("redis unavailable (backing off)", null);
+    }
+  }
+
+  private DedupUnavailableException unavailable(String op, JedisException e) {
+    retryAtNanos.set(nanoTime.getAsLong() + retryBackoffNanos);
+    if (available.compareAndSet(true, false)) {
+      log.warn(
+          "redis unavailable during {}: deciding on the run store alone (degraded) until it"
+              + " answers again: {}",
+          op,
+          e.toString());
+    }
+    return new DedupUnavailableException("redis unavailable during " + op, e);
+  }
+
+  private void recovered() {
+    if (available.compareAndSet(false, true)) {
+      log.info("redis available again: dedup claims resumed");
+    }
+  }
+
+  /** Whether the last call reached Redis. */
+  public boolean available() {
+    return available.get();
+  }
+
+  @Override
+  public void close() {
+    client.close();
+  }
+
+  /** Settings of the Redis dedup layer. */
+  public record RedisDedupSettings(
+      URI uri,
+      String keyPrefix,
+      Duration claimTtl,
+      Duration doneTtl,
+      Duration timeout,
+      Duration retryBackoff) {
+    public static final String DEFAULT_KEY_PREFIX = "runlane:dedup:";
+  }
+}

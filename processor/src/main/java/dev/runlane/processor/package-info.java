@@ -1,0 +1,2 @@
+/** The processor service: configuration, lifecycle and entry point. */
+package dev.runlane.processor;

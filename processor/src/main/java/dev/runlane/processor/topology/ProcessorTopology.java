@@ -1,0 +1,82 @@
+package dev.runlane.processor.topology;
+
+import dev.runlane.common.envelope.EnvelopeParser;
+import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.processor.dedup.Dedup;
+import dev.runlane.processor.runs.RunStateSerde;
+import java.util.Map;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.state.Stores;
+
+/** Builds the processor's topology; a pure function of its settings and collaborators. */
+public final class ProcessorTopology {
+  static final String SOURCE = "webhooks-source";
+  static final String PROCESSOR = "run-events";
+  static final String EVENTS_SINK = "events-sink";
+  static final String STALE_SINK = "stale-sink";
+  static final String RUNS_SINK = "runs-sink";
+  static final String DLQ_SINK = "dlq-sink";
+
+  /**
+   * Tombstones of decided pending events are replayed on restore until compaction drops them: keep
+   * them for a minute, not the default day, so a restore stays short (DESIGN §6).
+   */
+  static final Map<String, String> PENDING_CHANGELOG =
+      Map.of(
+          "cleanup.policy", "compact",
+          "delete.retention.ms", "60000",
+          "segment.ms", "600000",
+          "min.cleanable.dirty.ratio", "0.1");
+
+  private ProcessorTopology() {}
+
+  public static Topology build(TopologySettings settings, Dedup dedup, ProcessorMetrics metrics) {
+    return build(settings, dedup, metrics, EnvelopeParser.withDefaults(), FaultHook.NONE);
+  }
+
+  public static Topology build(
+      TopologySettings settings,
+      Dedup dedup,
+      ProcessorMetrics metrics,
+      EnvelopeParser parser,
+      FaultHook faultHook) {
+    TopicNames topics = settings.topics();
+    Topology topology = new Topology();
+    topology.addSource(
+        SOURCE,
+        Serdes.String().deserializer(),
+        Serdes.ByteArray().deserializer(),
+        topics.webhooks());
+    topology.addProcessor(
+        PROCESSOR,
+        () -> new RunEventProcessor(settings, parser, dedup, metrics, faultHook),
+        SOURCE);
+    topology.addStateStore(
+        Stores.keyValueStoreBuilder(
+                Stores.persistentKeyValueStore(StoreNames.RUNS),
+                Serdes.String(),
+                new RunStateSerde())
+            .withCachingEnabled()
+            .withLoggingEnabled(Map.of()),
+        PROCESSOR);
+    topology.addStateStore(
+        Stores.keyValueStoreBuilder(
+                Stores.inMemoryKeyValueStore(StoreNames.PENDING),
+                Serdes.Long(),
+                new PendingEvent.PendingEventSerde())
+            .withCachingEnabled()
+            .withLoggingEnabled(PENDING_CHANGELOG),
+        PROCESSOR);
+    addSink(topology, EVENTS_SINK, topics.events());
+    addSink(topology, STALE_SINK, topics.stale());
+    addSink(topology, RUNS_SINK, topics.runs());
+    addSink(topology, DLQ_SINK, topics.dlq());
+    return topology;
+  }
+
+  private static void addSink(Topology topology, String name, String topic) {
+    topology.addSink(
+        name, topic, Serdes.String().serializer(), Serdes.ByteArray().serializer(), PROCESSOR);
+  }
+}

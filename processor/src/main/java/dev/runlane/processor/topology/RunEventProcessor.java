@@ -1,0 +1,336 @@
+package dev.runlane.processor.topology;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.runlane.common.envelope.Envelope;
+import dev.runlane.common.envelope.EnvelopeException;
+import dev.runlane.common.envelope.EnvelopeParser;
+import dev.runlane.common.kafka.RecordHeaders;
+import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
+import dev.runlane.processor.dedup.Claim;
+import dev.runlane.processor.dedup.Dedup;
+import dev.runlane.processor.dedup.DedupDecision;
+import dev.runlane.processor.dedup.DedupUnavailableException;
+import dev.runlane.processor.dedup.Outcome;
+import dev.runlane.processor.runs.RunState;
+import dev.runlane.processor.runs.RunStateSerde;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Decodes each webhook, parks it in the changelogged pending store, and decides parked events in
+ * offset order, a batch at a time, with one Redis round trip for the claims and one for the done
+ * markers (DESIGN §6).
+ *
+ * <p>Parking instead of deciding in {@code process()} is what makes Redis affordable; keeping the
+ * parked events in a changelogged store (not in memory) is what keeps it exactly-once: a commit can
+ * happen between {@code process()} and the next drain, and the committed offsets must then find the
+ * events in the store after a failover.
+ */
+final class RunEventProcessor implements Processor<String, byte[], String, byte[]> {
+  private static final Logger log = LoggerFactory.getLogger(RunEventProcessor.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final TopologySettings settings;
+  private final EnvelopeParser parser;
+  private final Dedup dedup;
+  private final ProcessorMetrics metrics;
+  private final FaultHook faultHook;
+
+  private ProcessorContext<String, byte[]> context;
+  private KeyValueStore<Long, PendingEvent> pending;
+  private KeyValueStore<String, RunState> runs;
+  private String owner;
+  private int parkedSinceDrain;
+
+  RunEventProcessor(
+      TopologySettings settings,
+      EnvelopeParser parser,
+      Dedup dedup,
+      ProcessorMetrics metrics,
+      FaultHook faultHook) {
+    this.settings = settings;
+    this.parser = parser;
+    this.dedup = dedup;
+    this.metrics = metrics;
+    this.faultHook = faultHook;
+  }
+
+  @Override
+  public void init(ProcessorContext<String, byte[]> context) {
+    this.context = context;
+    this.pending = context.getStateStore(StoreNames.PENDING);
+    this.runs = context.getStateStore(StoreNames.RUNS);
+    // Stable across restarts and failover; a zombie with the same task id is fenced (DESIGN §6).
+    this.owner = context.applicationId() + "/" + context.taskId();
+    context.schedule(settings.batchInterval(), PunctuationType.WALL_CLOCK_TIME, now -> drain());
+  }
+
+  @Override
+  public void process(Record<String, byte[]> record) {
+    Envelope envelope;
+    try {
+      envelope = parser.parse(record.value() == null ? new byte[0] : record.value());
+    } catch (EnvelopeException e) {
+      toDeadLetters(record, e.code(), e.getMessage());
+      return;
+    }
+    if (!envelope.runId().equals(record.key())) {
+      // The key decides the partition, so the run's order guard lives with the key's partition.
+      toDeadLetters(record, "key_mismatch", "record key is not the envelope's run id");
+      return;
+    }
+    long offset = context.recordMetadata().orElseThrow().offset();
+    pending.put(
+        offset,
+        new PendingEvent(
+            envelope.runId(),
+            envelope.requestId(),
+            envelope.createdAt(),
+            envelope.type(),
+            record.timestamp(),
+            record.headers(),
+            record.value()));
+    if (++parkedSinceDrain >= settings.batchSize()) {
+      drain();
+    }
+  }
+
+  /** Decides every parked event, oldest offset first, in batches of at most the batch size. */
+  private void drain() {
+    parkedSinceDrain = 0;
+    List<KeyValue<Long, PendingEvent>> parked = new ArrayList<>();
+    try (KeyValueIterator<Long, PendingEvent> it = pending.all()) {
+      while (it.hasNext()) {
+        parked.add(it.next());
+      }
+    }
+    int max = settings.batchSize();
+    // A run with an event that waits keeps all its later events parked, across batches too.
+    Set<String> waitingRuns = new HashSet<>();
+    for (int from = 0; from < parked.size(); from += max) {
+      decideBatch(parked.subList(from, Math.min(parked.size(), from + max)), waitingRuns);
+    }
+  }
+
+  private void decideBatch(List<KeyValue<Long, PendingEvent>> batch, Set<String> waitingRuns) {
+    Set<String> requestIds = new LinkedHashSet<>();
+    for (KeyValue<Long, PendingEvent> kv : batch) {
+      if (!waitingRuns.contains(kv.value.runId())) {
+        requestIds.add(kv.value.requestId());
+      }
+    }
+    if (requestIds.isEmpty()) {
+      return;
+    }
+    Map<String, Claim> claims = claim(requestIds);
+    if (claims == null) {
+      return; // blocked on Redis: everything stays parked
+    }
+    List<String> toMarkDone = new ArrayList<>();
+    Set<String> decided = new HashSet<>();
+    Set<String> waitingIds = new HashSet<>();
+    Map<Outcome, Integer> counts = new EnumMap<>(Outcome.class);
+    try {
+      for (KeyValue<Long, PendingEvent> kv : batch) {
+        PendingEvent event = kv.value;
+        if (waitingRuns.contains(event.runId())) {
+          continue; // keep the run's arrival order behind an event that waits
+        }
+        Claim claim = claims.get(event.requestId());
+        if (claim != Claim.UNAVAILABLE && !decided.add(event.requestId())) {
+          claim =
+              waitingIds.contains(event.requestId())
+                  ? Claim.PROCESSING_BY_OTHER
+                  : Claim.EARLIER_IN_BATCH;
+        }
+        RunState current = runs.get(event.runId());
+        Outcome outcome =
+            DedupDecision.decide(
+                claim, RunState.order(current, event.createdAt(), event.requestId()));
+        if (outcome == Outcome.WAIT) {
+          waitingRuns.add(event.runId());
+          waitingIds.add(event.requestId());
+          decided.remove(event.requestId());
+          continue;
+        }
+        act(event, current, outcome);
+        pending.delete(kv.key);
+        counts.merge(outcome, 1, Integer::sum);
+        if (claim.heldByThisTask()) {
+          toMarkDone.add(event.requestId());
+        }
+      }
+      markDone(toMarkDone);
+      faultHook.afterMarkDone(toMarkDone);
+    } catch (RuntimeException e) {
+      release(claims);
+      throw e;
+    }
+    counts.forEach(metrics::outcome);
+    if (claims.containsValue(Claim.UNAVAILABLE) && dedup.enabled()) {
+      metrics.degraded(batch.size());
+    }
+    metrics.batch(batch.size());
+  }
+
+  /** Claims the batch's ids; all {@code UNAVAILABLE} when Redis is down, null to hold the batch. */
+  private Map<String, Claim> claim(Collection<String> requestIds) {
+    long deadline = System.nanoTime() + settings.redisBlockTimeout().toNanos();
+    while (true) {
+      try {
+        return dedup.claim(requestIds, owner);
+      } catch (DedupUnavailableException e) {
+        if (!dedup.enabled() || settings.redisFailureMode() == RedisFailureMode.DEGRADE) {
+          Map<String, Claim> unavailable = new HashMap<>();
+          requestIds.forEach(id -> unavailable.put(id, Claim.UNAVAILABLE));
+          return unavailable;
+        }
+        if (System.nanoTime() - deadline > 0) {
+          throw new IllegalStateException(
+              "redis unavailable for longer than REDIS_BLOCK_TIMEOUT_SECONDS in block mode", e);
+        }
+        parkOneBackoff();
+      }
+    }
+  }
+
+  private static void parkOneBackoff() {
+    java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
+  }
+
+  private void act(PendingEvent event, RunState current, Outcome outcome) {
+    switch (outcome) {
+      case APPLY -> apply(event, current);
+      case STALE -> stale(event, current);
+      case DUPLICATE_REDIS, DUPLICATE_STORE ->
+          log.debug(
+              "duplicate request_id={} run_id={} layer={}",
+              event.requestId(),
+              event.runId(),
+              outcome.layerTag());
+      case WAIT -> throw new IllegalStateException("WAIT is not an action");
+    }
+  }
+
+  private void apply(PendingEvent event, RunState current) {
+    RunState next =
+        RunState.apply(
+            current,
+            event.runId(),
+            event.requestId(),
+            event.createdAt(),
+            event.type(),
+            Instant.ofEpochMilli(event.timestamp()),
+            data(event.raw()));
+    runs.put(event.runId(), next);
+    context.forward(
+        new Record<>(event.runId(), event.raw(), event.timestamp(), copy(event.headers())),
+        ProcessorTopology.EVENTS_SINK);
+    context.forward(
+        new Record<>(event.runId(), RunStateSerde.toJson(next), event.timestamp()),
+        ProcessorTopology.RUNS_SINK);
+    String receivedAt = RecordHeaders.get(event.headers(), RecordHeaders.RECEIVED_AT);
+    if (receivedAt != null) {
+      try {
+        metrics.endToEnd(Long.parseLong(receivedAt));
+      } catch (NumberFormatException ignored) {
+        // an older or foreign producer: no latency sample
+      }
+    }
+  }
+
+  private void stale(PendingEvent event, RunState current) {
+    Headers headers = copy(event.headers());
+    RecordHeaders.put(headers, "stale.last_request_id", current.lastRequestId());
+    RecordHeaders.put(headers, "stale.last_created_at", current.lastCreatedAt().toString());
+    context.forward(
+        new Record<>(event.runId(), event.raw(), event.timestamp(), headers),
+        ProcessorTopology.STALE_SINK);
+    log.info(
+        "stale request_id={} run_id={} created_at={} last_created_at={}",
+        event.requestId(),
+        event.runId(),
+        event.createdAt(),
+        current.lastCreatedAt());
+  }
+
+  private void toDeadLetters(Record<String, byte[]> record, String reason, String detail) {
+    metrics.invalid();
+    Headers headers = copy(record.headers());
+    RecordHeaders.put(headers, RecordHeaders.DLQ_REASON, reason);
+    RecordHeaders.put(headers, RecordHeaders.DLQ_DETAIL, detail);
+    context.forward(record.withHeaders(headers), ProcessorTopology.DLQ_SINK);
+    log.warn(
+        "dead-lettered record key={} request_id={} reason={}",
+        record.key(),
+        RecordHeaders.get(record.headers(), RecordHeaders.REQUEST_ID),
+        reason);
+  }
+
+  private void markDone(List<String> requestIds) {
+    if (requestIds.isEmpty() || !dedup.enabled()) {
+      return;
+    }
+    try {
+      dedup.markDone(requestIds, owner);
+    } catch (DedupUnavailableException e) {
+      // The claims expire after the claim TTL; the run store still guards G2 and G3.
+      log.debug("done markers not written: {}", e.getMessage());
+    }
+  }
+
+  private void release(Map<String, Claim> claims) {
+    List<String> ours = new ArrayList<>();
+    claims.forEach(
+        (id, claim) -> {
+          if (claim == Claim.NEW || claim == Claim.PROCESSING_BY_THIS_TASK) {
+            ours.add(id);
+          }
+        });
+    if (ours.isEmpty() || !dedup.enabled()) {
+      return;
+    }
+    try {
+      dedup.release(ours, owner);
+    } catch (RuntimeException e) {
+      log.warn("claims not released (they expire after the claim TTL): {}", e.toString());
+    }
+  }
+
+  private static JsonNode data(byte[] raw) {
+    try {
+      JsonNode data = JSON.readTree(raw).get("data");
+      return data == null || data.isNull() ? null : data;
+    } catch (IOException e) {
+      // The envelope parser accepted these bytes, so this cannot happen short of a bug.
+      throw new IllegalStateException("envelope accepted but not readable as a tree", e);
+    }
+  }
+
+  private static Headers copy(Headers headers) {
+    return new org.apache.kafka.common.header.internals.RecordHeaders(
+        Objects.requireNonNull(headers).toArray());
+  }
+}

@@ -1,0 +1,214 @@
+package dev.runlane.processor;
+
+import static org.awaitility.Awaitility.await;
+
+import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.common.kafka.TopicSettings;
+import dev.runlane.common.metrics.Metrics;
+import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
+import dev.runlane.processor.dedup.Dedup;
+import dev.runlane.processor.dedup.RedisDedup;
+import dev.runlane.processor.topology.FaultHook;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
+
+/**
+ * One processor under test on the real broker and a real Redis, with its own topics, application
+ * id, Redis key namespace and state dir; restartable, so tests can stop it mid-stream.
+ */
+final class ProcessorHarness implements AutoCloseable {
+  final String bootstrap;
+  final URI redisUri;
+  final TopicNames topics;
+  final String applicationId;
+  final String keyPrefix;
+  final Path stateDir;
+  final KafkaProducer<String, byte[]> producer;
+  PrometheusMeterRegistry registry;
+  ProcessorApp app;
+  private final int batchSize;
+
+  ProcessorHarness(String bootstrap, URI redisUri, String name, int batchSize) {
+    this.bootstrap = bootstrap;
+    this.redisUri = redisUri;
+    this.batchSize = batchSize;
+    this.topics =
+        new TopicNames(
+            name + ".webhooks", name + ".dlq", name + ".events", name + ".stale", name + ".runs");
+    this.applicationId = name + "-processor";
+    this.keyPrefix = "test:" + name + ":";
+    try {
+      this.stateDir = Files.createTempDirectory("runlane-" + name);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+    this.producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
+  }
+
+  ProcessorConfig config(RedisFailureMode mode) {
+    return new ProcessorConfig(
+        bootstrap,
+        redisUri,
+        0,
+        "localhost",
+        applicationId,
+        stateDir,
+        topics,
+        new TopicSettings(3, (short) 1),
+        true,
+        keyPrefix,
+        Duration.ofSeconds(60),
+        Duration.ofHours(24),
+        Duration.ofMillis(500),
+        mode,
+        Duration.ofSeconds(5),
+        1,
+        batchSize,
+        Duration.ofMillis(20),
+        Duration.ofMillis(100),
+        Duration.ofSeconds(6),
+        "exactly_once_v2");
+  }
+
+  ProcessorHarness start() {
+    return start(FaultHook.NONE);
+  }
+
+  ProcessorHarness start(FaultHook hook) {
+    ProcessorConfig config = config(RedisFailureMode.DEGRADE);
+    registry = Metrics.newRegistry("processor");
+    Dedup dedup = new RedisDedup(config.redisDedupSettings(), registry);
+    app = ProcessorApp.start(config, dedup, registry, hook);
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> app.streams().state() == KafkaStreams.State.RUNNING);
+    return this;
+  }
+
+  void stop() {
+    app.close();
+    app = null;
+  }
+
+  static byte[] event(String runId, String requestId, Instant createdAt, String type) {
+    return ("{\"request_id\":\""
+            + requestId
+            + "\",\"created_at\":\""
+            + createdAt
+            + "\",\"type\":\""
+            + type
+            + "\",\"data\":{\"run_id\":\""
+            + runId
+            + "\",\"created\":\""
+            + createdAt
+            + "\"}}")
+        .getBytes(StandardCharsets.UTF_8);
+  }
+
+  void send(String runId, String requestId, Instant createdAt) {
+    ProducerRecord<String, byte[]> record =
+        new ProducerRecord<>(
+            topics.webhooks(), runId, event(runId, requestId, createdAt, "run.updated"));
+    record
+        .headers()
+        .add(
+            "received_at",
+            Long.toString(System.currentTimeMillis()).getBytes(StandardCharsets.UTF_8))
+        .add("request_id", requestId.getBytes(StandardCharsets.UTF_8));
+    try {
+      producer.send(record).get();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  double count(String outcome, String layer) {
+    var c =
+        registry
+            .find("runlane.processor.events")
+            .tag("outcome", outcome)
+            .tag("layer", layer)
+            .counter();
+    return c == null ? 0 : c.count();
+  }
+
+  /** A read_committed reader that keeps what it has read across calls. */
+  final class Reader implements AutoCloseable {
+    private final KafkaConsumer<String, byte[]> consumer;
+    final List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
+
+    Reader(String topic) {
+      consumer =
+          new KafkaConsumer<>(
+              Map.of(
+                  ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                  bootstrap,
+                  ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                  "read_committed",
+                  ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+                  "earliest",
+                  ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
+                  false),
+              new StringDeserializer(),
+              new ByteArrayDeserializer());
+      var partitions =
+          consumer.partitionsFor(topic).stream()
+              .map(i -> new org.apache.kafka.common.TopicPartition(topic, i.partition()))
+              .toList();
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+    }
+
+    List<ConsumerRecord<String, byte[]>> poll() {
+      consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+      return records;
+    }
+
+    List<String> requestIds() {
+      return records.stream()
+          .map(
+              r -> new String(r.headers().lastHeader("request_id").value(), StandardCharsets.UTF_8))
+          .toList();
+    }
+
+    @Override
+    public void close() {
+      consumer.close();
+    }
+  }
+
+  @Override
+  public void close() {
+    if (app != null) {
+      app.close();
+    }
+    producer.close();
+  }
+}

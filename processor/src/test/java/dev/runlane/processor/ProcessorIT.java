@@ -1,0 +1,362 @@
+package dev.runlane.processor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.runlane.embedded.EmbeddedRedis;
+import dev.runlane.embedded.Infra;
+import dev.runlane.embedded.RealInfra;
+import dev.runlane.processor.runs.RunState;
+import dev.runlane.processor.runs.RunStateSerde;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.Test;
+
+/** The processor on the real broker and a real Redis, through the topics. */
+@RealInfra
+class ProcessorIT {
+  private static final Instant T0 = Instant.parse("2026-11-29T10:00:00Z");
+
+  @Test
+  void seedsExerciseAppliesOnceAcrossConcurrencyAndARedisRestart(Infra infra) throws Exception {
+    try (EmbeddedRedis redis = EmbeddedRedis.startOwned();
+        ProcessorHarness h =
+            new ProcessorHarness(
+                    infra.bootstrapServers(), redis.uri(), infra.uniqueName("seed"), 16)
+                .start();
+        ProcessorHarness.Reader events = h.new Reader(h.topics.events());
+        ProcessorHarness.Reader runs = h.new Reader(h.topics.runs())) {
+      ExecutorService pool = Executors.newFixedThreadPool(5);
+      CountDownLatch go = new CountDownLatch(1);
+      List<Future<?>> sends = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        sends.add(
+            pool.submit(
+                () -> {
+                  go.await();
+                  h.send("run-seed", "req-seed", T0);
+                  return null;
+                }));
+      }
+      go.countDown();
+      for (Future<?> f : sends) {
+        f.get();
+      }
+      pool.shutdown();
+      await().atMost(Duration.ofSeconds(30)).until(() -> decided(h) == 5);
+
+      redis.restart(); // no persistence: every dedup key is gone
+      for (int i = 1; i <= 3; i++) {
+        h.send("run-seed", "req-seed", T0);
+        int expected = 5 + i;
+        await().atMost(Duration.ofSeconds(30)).until(() -> decided(h) == expected);
+      }
+
+      assertThat(h.count("applied", "store")).isEqualTo(1);
+      double byRedis = h.count("duplicate", "redis");
+      double byStore = h.count("duplicate", "store");
+      assertThat(byRedis + byStore).isEqualTo(7);
+      assertThat(byRedis)
+          .as("concurrent copies caught by the Redis claim")
+          .isGreaterThanOrEqualTo(4);
+      assertThat(byStore).as("first copy after Redis lost its keys").isGreaterThanOrEqualTo(1);
+      await().atMost(Duration.ofSeconds(10)).until(() -> !events.poll().isEmpty());
+      events.poll();
+      assertThat(events.requestIds()).containsExactly("req-seed");
+      await().atMost(Duration.ofSeconds(10)).until(() -> !runs.poll().isEmpty());
+      RunState state = RunStateSerde.fromJson(runs.records.get(runs.records.size() - 1).value());
+      assertThat(state.appliedCount()).isEqualTo(1);
+      assertThat(scrape(h)).contains("runlane_processor_events_total").contains("layer=\"store\"");
+    }
+  }
+
+  @Test
+  void olderEventsArrivingLateAreStaleAndResendingChangesNothing(Infra infra) throws Exception {
+    try (ProcessorHarness h =
+            new ProcessorHarness(
+                    infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("order"), 16)
+                .start();
+        ProcessorHarness.Reader events = h.new Reader(h.topics.events());
+        ProcessorHarness.Reader stale = h.new Reader(h.topics.stale())) {
+      Instant t1 = T0.plusSeconds(1);
+      Instant t2 = T0.plusSeconds(2);
+      Instant t3 = T0.plusSeconds(3);
+      h.send("run-o", "req-3", t3);
+      h.send("run-o", "req-1", t1);
+      h.send("run-o", "req-2", t2);
+      await().atMost(Duration.ofSeconds(30)).until(() -> decided(h) == 3);
+
+      RunState state = queryRun(h, "run-o");
+      assertThat(state.lastRequestId()).isEqualTo("req-3");
+      assertThat(state.lastCreatedAt()).isEqualTo(t3);
+      await().atMost(Duration.ofSeconds(10)).until(() -> stale.poll().size() == 2);
+      assertThat(stale.requestIds()).containsExactly("req-1", "req-2");
+
+      h.send("run-o", "req-3", t3);
+      h.send("run-o", "req-1", t1);
+      h.send("run-o", "req-2", t2);
+      await().atMost(Duration.ofSeconds(30)).until(() -> decided(h) == 6);
+      assertThat(h.count("duplicate", "redis")).isEqualTo(3);
+      events.poll();
+      assertThat(events.requestIds()).containsExactly("req-3");
+      assertThat(queryRun(h, "run-o")).isEqualTo(state);
+      assertThat(queryStatus(h, "no-such-run")).isEqualTo(404);
+    }
+  }
+
+  @Test
+  void aCrashBetweenTheRedisDoneAndTheKafkaCommitNeitherLosesNorDoubles(Infra infra)
+      throws Exception {
+    AtomicInteger crashes = new AtomicInteger();
+    AtomicLong crashedAt = new AtomicLong();
+    try (ProcessorHarness h =
+            new ProcessorHarness(
+                infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("crash"), 16);
+        ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
+      h.start(
+          ids -> {
+            if (ids.contains("req-crash") && crashes.getAndIncrement() == 0) {
+              crashedAt.set(System.nanoTime());
+              throw new IllegalStateException("injected crash after done, before commit");
+            }
+          });
+      h.send("run-c", "req-crash", T0);
+
+      await().atMost(Duration.ofSeconds(60)).until(() -> h.count("applied", "store") == 1);
+      long recoveryMillis = (System.nanoTime() - crashedAt.get()) / 1_000_000;
+      System.out.printf("recovery after stream-thread crash: %d ms%n", recoveryMillis);
+      assertThat(crashes.get()).as("the fault hook fired").isGreaterThanOrEqualTo(1);
+      try (redis.clients.jedis.RedisClient jedis =
+          redis.clients.jedis.RedisClient.create(h.redisUri)) {
+        assertThat(jedis.get(h.keyPrefix + "req-crash")).startsWith("done:");
+      }
+      await().atMost(Duration.ofSeconds(10)).until(() -> !events.poll().isEmpty());
+      h.send("run-c", "req-after", T0.plusSeconds(1)); // a marker: everything before it is out
+      await().atMost(Duration.ofSeconds(30)).until(() -> events.poll().size() >= 2);
+      assertThat(events.requestIds()).containsExactly("req-crash", "req-after");
+      assertThat(queryRun(h, "run-c").appliedCount()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void tenThousandEventsWithDuplicatesAndReorderingAcrossTwoRestarts(Infra infra) throws Exception {
+    Random random = new Random(42);
+    int runs = 1000;
+    Map<String, String> newestByRun = new HashMap<>();
+    List<String[]> unique = new ArrayList<>(); // {run, request id, created_at}
+    for (int r = 0; r < runs; r++) {
+      String run = "run-" + r;
+      for (int e = 0; e < 7; e++) {
+        String id = run + "-req-" + e;
+        unique.add(new String[] {run, id, T0.plusSeconds(e).toString()});
+        newestByRun.put(run, id);
+      }
+    }
+    // Interleave runs, and swap 20% of events with the next event of the same run.
+    List<String[]> sequence;
+    sequence = orderPerRunWithSwaps(unique, random, 0.2);
+    List<String[]> withDuplicates = new ArrayList<>(sequence);
+    for (int i = 0; i < 3000; i++) {
+      String[] copy = sequence.get(random.nextInt(sequence.size()));
+      int at = random.nextInt(withDuplicates.size() + 1);
+      withDuplicates.add(at, copy);
+    }
+    assertThat(withDuplicates).hasSize(10_000);
+
+    try (ProcessorHarness h =
+            new ProcessorHarness(
+                infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("soak"), 256);
+        ProcessorHarness.Reader events = h.new Reader(h.topics.events());
+        ProcessorHarness.Reader stale = h.new Reader(h.topics.stale());
+        ProcessorHarness.Reader states = h.new Reader(h.topics.runs())) {
+      List<Double> decidedBefore = new ArrayList<>();
+      h.start();
+      for (int i = 0; i < withDuplicates.size(); i++) {
+        if (i == 3333 || i == 6666) {
+          h.producer.flush();
+          h.stop(); // a graceful stop commits; the next generation reads on from there
+          decidedBefore.add(decided(h));
+          h.start();
+        }
+        String[] e = withDuplicates.get(i);
+        h.producer.send(
+            new ProducerRecord<>(
+                h.topics.webhooks(),
+                null,
+                e[0],
+                ProcessorHarness.event(e[0], e[1], Instant.parse(e[2]), "run.updated"),
+                List.of(
+                    new org.apache.kafka.common.header.internals.RecordHeader(
+                        "request_id", e[1].getBytes(java.nio.charset.StandardCharsets.UTF_8)))));
+      }
+      h.producer.flush();
+      double earlier = decidedBefore.stream().mapToDouble(Double::doubleValue).sum();
+      await().atMost(Duration.ofSeconds(120)).until(() -> earlier + decided(h) >= 10_000);
+
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () -> {
+                events.poll();
+                stale.poll();
+                Set<String> seen = new HashSet<>(events.requestIds());
+                seen.addAll(stale.requestIds());
+                return seen.size() == unique.size();
+              });
+      List<String> applied = events.requestIds();
+      assertThat(applied).doesNotHaveDuplicates();
+      Set<String> appliedSet = new HashSet<>(applied);
+      assertThat(stale.requestIds()).noneMatch(appliedSet::contains);
+      assertPerRunOrder(events.records);
+
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () -> {
+                Map<String, RunState> last = lastStates(states.poll());
+                return newestByRun.entrySet().stream()
+                    .allMatch(
+                        x ->
+                            last.containsKey(x.getKey())
+                                && last.get(x.getKey()).lastRequestId().equals(x.getValue()));
+              });
+    }
+  }
+
+  @Test
+  void redisStoppedMidStreamKeepsProcessingWithoutDoubleApplies(Infra infra) throws Exception {
+    try (EmbeddedRedis redis = EmbeddedRedis.startOwned();
+        ProcessorHarness h =
+            new ProcessorHarness(
+                    infra.bootstrapServers(), redis.uri(), infra.uniqueName("noredis"), 16)
+                .start();
+        ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
+      for (int i = 0; i < 50; i++) {
+        h.send("run-" + (i % 10), "req-" + i, T0.plusSeconds(i));
+      }
+      await().atMost(Duration.ofSeconds(30)).until(() -> decided(h) == 50);
+
+      redis.stop();
+      for (int i = 0; i < 50; i++) { // every event again, then 50 new ones
+        h.send("run-" + (i % 10), "req-" + i, T0.plusSeconds(i));
+      }
+      for (int i = 50; i < 100; i++) {
+        h.send("run-" + (i % 10), "req-" + i, T0.plusSeconds(i));
+      }
+      await().atMost(Duration.ofSeconds(60)).until(() -> decided(h) == 150);
+
+      assertThat(h.registry.find("runlane.processor.degraded.decisions").counter().count())
+          .isGreaterThan(0);
+      assertThat(h.count("applied", "store")).isEqualTo(100);
+      await().atMost(Duration.ofSeconds(10)).until(() -> events.poll().size() >= 100);
+      assertThat(events.requestIds()).hasSize(100).doesNotHaveDuplicates();
+    }
+  }
+
+  // --- helpers
+
+  private static double decided(ProcessorHarness h) {
+    return h.count("applied", "store")
+        + h.count("duplicate", "redis")
+        + h.count("duplicate", "store")
+        + h.count("stale", "store");
+  }
+
+  private static List<String[]> orderPerRunWithSwaps(
+      List<String[]> unique, Random random, double swapShare) {
+    // Round-robin over runs so runs interleave; within a run, swap neighbours now and then.
+    Map<String, List<String[]>> byRun = new java.util.LinkedHashMap<>();
+    for (String[] e : unique) {
+      byRun.computeIfAbsent(e[0], k -> new ArrayList<>()).add(e);
+    }
+    for (List<String[]> events : byRun.values()) {
+      for (int i = 0; i + 1 < events.size(); i++) {
+        if (random.nextDouble() < swapShare) {
+          Collections.swap(events, i, i + 1);
+          i++;
+        }
+      }
+    }
+    List<String[]> out = new ArrayList<>();
+    List<java.util.Iterator<String[]>> its = new ArrayList<>();
+    byRun.values().forEach(l -> its.add(l.iterator()));
+    boolean any = true;
+    while (any) {
+      any = false;
+      for (var it : its) {
+        if (it.hasNext()) {
+          out.add(it.next());
+          any = true;
+        }
+      }
+    }
+    return out;
+  }
+
+  private static void assertPerRunOrder(List<ConsumerRecord<String, byte[]>> applied) {
+    Map<String, String[]> last = new HashMap<>();
+    for (ConsumerRecord<String, byte[]> r : applied) {
+      String id =
+          new String(
+              r.headers().lastHeader("request_id").value(),
+              java.nio.charset.StandardCharsets.UTF_8);
+      String created = id.substring(id.lastIndexOf('-') + 1);
+      String[] previous = last.put(r.key(), new String[] {created, id});
+      if (previous != null) {
+        assertThat(Integer.parseInt(created))
+            .as("run %s moved backwards", r.key())
+            .isGreaterThan(Integer.parseInt(previous[0]));
+      }
+    }
+  }
+
+  private static Map<String, RunState> lastStates(List<ConsumerRecord<String, byte[]>> records) {
+    Map<String, RunState> last = new HashMap<>();
+    for (ConsumerRecord<String, byte[]> r : records) {
+      last.put(r.key(), RunStateSerde.fromJson(r.value()));
+    }
+    return last;
+  }
+
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+  private static RunState queryRun(ProcessorHarness h, String runId) throws Exception {
+    HttpResponse<byte[]> response = get(h, "/runs/" + runId);
+    assertThat(response.statusCode()).isEqualTo(200);
+    return RunStateSerde.fromJson(response.body());
+  }
+
+  private static int queryStatus(ProcessorHarness h, String runId) throws Exception {
+    return get(h, "/runs/" + runId).statusCode();
+  }
+
+  private static String scrape(ProcessorHarness h) throws Exception {
+    return new String(get(h, "/metrics").body(), java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  private static HttpResponse<byte[]> get(ProcessorHarness h, String path) throws Exception {
+    return HTTP.send(
+        HttpRequest.newBuilder(URI.create("http://localhost:" + h.app.adminPort() + path)).build(),
+        HttpResponse.BodyHandlers.ofByteArray());
+  }
+}

@@ -1,0 +1,55 @@
+package dev.runlane.processor.dedup;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class DedupDecisionTest {
+
+  @ParameterizedTest(name = "{0} x {1} -> {2}")
+  @CsvSource({
+    "NEW, NEWER, APPLY",
+    "NEW, SAME, DUPLICATE_STORE",
+    "NEW, OLDER, STALE",
+    "DONE_BY_OTHER, NEWER, DUPLICATE_REDIS",
+    "DONE_BY_OTHER, SAME, DUPLICATE_REDIS",
+    "DONE_BY_OTHER, OLDER, DUPLICATE_REDIS",
+    "DONE_BY_THIS_TASK, NEWER, APPLY",
+    "DONE_BY_THIS_TASK, SAME, DUPLICATE_REDIS",
+    "DONE_BY_THIS_TASK, OLDER, DUPLICATE_REDIS",
+    "PROCESSING_BY_THIS_TASK, NEWER, APPLY",
+    "PROCESSING_BY_THIS_TASK, SAME, DUPLICATE_STORE",
+    "PROCESSING_BY_THIS_TASK, OLDER, STALE",
+    "PROCESSING_BY_OTHER, NEWER, WAIT",
+    "PROCESSING_BY_OTHER, SAME, WAIT",
+    "PROCESSING_BY_OTHER, OLDER, WAIT",
+    "UNAVAILABLE, NEWER, APPLY",
+    "UNAVAILABLE, SAME, DUPLICATE_STORE",
+    "UNAVAILABLE, OLDER, STALE",
+    "EARLIER_IN_BATCH, NEWER, DUPLICATE_REDIS",
+    "EARLIER_IN_BATCH, SAME, DUPLICATE_REDIS",
+    "EARLIER_IN_BATCH, OLDER, DUPLICATE_REDIS",
+  })
+  void followsTheDesignTable(Claim claim, Order order, Outcome expected) {
+    assertThat(DedupDecision.decide(claim, order)).isEqualTo(expected);
+  }
+
+  @ParameterizedTest(name = "{0} read by {1} -> {2}")
+  @CsvSource({
+    "'done:app/0_1', app/0_1, DONE_BY_THIS_TASK",
+    "'done:app/0_1', app/0_2, DONE_BY_OTHER",
+    "'done:app/0_10', app/0_1, DONE_BY_OTHER",
+    "'processing:app/0_1', app/0_1, PROCESSING_BY_THIS_TASK",
+    "'processing:app/0_1', other/0_1, PROCESSING_BY_OTHER",
+    "'garbage', app/0_1, DONE_BY_OTHER",
+  })
+  void readsWhatRedisHeld(String value, String owner, Claim expected) {
+    assertThat(Claim.fromExisting(value, owner)).isEqualTo(expected);
+  }
+
+  @org.junit.jupiter.api.Test
+  void aKeyThatExpiredBetweenSetAndGetIsFree() {
+    assertThat(Claim.fromExisting(null, "app/0_1")).isEqualTo(Claim.NEW);
+  }
+}

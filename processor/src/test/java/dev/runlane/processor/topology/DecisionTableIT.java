@@ -1,0 +1,403 @@
+package dev.runlane.processor.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.embedded.EmbeddedRedis;
+import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
+import dev.runlane.processor.dedup.Dedup;
+import dev.runlane.processor.dedup.RedisDedup;
+import dev.runlane.processor.dedup.RedisDedup.RedisDedupSettings;
+import dev.runlane.processor.runs.RunState;
+import dev.runlane.processor.runs.RunStateSerde;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Properties;
+import java.util.UUID;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.params.SetParams;
+
+/**
+ * Every cell of the DESIGN §6 decision table, through the real topology (TopologyTestDriver) and a
+ * real Redis. Claims of other tasks are written into Redis by hand.
+ */
+class DecisionTableIT {
+  private static final String APP = "decision-table";
+  private static final String THIS_TASK = APP + "/0_0";
+  private static final String OTHER_TASK = APP + "/0_7";
+  private static final Instant T1 = Instant.parse("2026-11-29T10:00:01Z");
+  private static final Instant T2 = Instant.parse("2026-11-29T10:00:02Z");
+  private static final Instant T3 = Instant.parse("2026-11-29T10:00:03Z");
+  private static final TopicNames TOPICS = TopicNames.defaults();
+
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  private String prefix;
+  private RedisClient redis;
+  private TopologyTestDriver driver;
+  private TestInputTopic<String, byte[]> input;
+  private TestOutputTopic<String, byte[]> events;
+  private TestOutputTopic<String, byte[]> stale;
+  private TestOutputTopic<String, byte[]> runs;
+
+  @BeforeEach
+  void setUp() {
+    prefix = "test:" + UUID.randomUUID() + ":";
+    redis = RedisClient.create(EmbeddedRedis.shared().uri());
+  }
+
+  @AfterEach
+  void tearDown() {
+    if (driver != null) {
+      driver.close();
+    }
+    redis.close();
+  }
+
+  private void start(URI redisUri) {
+    Dedup dedup =
+        new RedisDedup(
+            new RedisDedupSettings(
+                redisUri,
+                prefix,
+                Duration.ofSeconds(60),
+                Duration.ofHours(24),
+                Duration.ofMillis(500),
+                Duration.ofSeconds(1)),
+            registry);
+    TopologySettings settings =
+        new TopologySettings(
+            TOPICS, 1, Duration.ofMillis(10), RedisFailureMode.DEGRADE, Duration.ofSeconds(1));
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, APP);
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+    driver =
+        new TopologyTestDriver(
+            ProcessorTopology.build(settings, dedup, new ProcessorMetrics(registry)), props);
+    input =
+        driver.createInputTopic(
+            TOPICS.webhooks(), Serdes.String().serializer(), Serdes.ByteArray().serializer());
+    events = output(TOPICS.events());
+    stale = output(TOPICS.stale());
+    runs = output(TOPICS.runs());
+  }
+
+  private void start() {
+    start(EmbeddedRedis.shared().uri());
+  }
+
+  private TestOutputTopic<String, byte[]> output(String topic) {
+    return driver.createOutputTopic(
+        topic, Serdes.String().deserializer(), Serdes.ByteArray().deserializer());
+  }
+
+  private void send(String requestId, Instant createdAt) {
+    String body =
+        "{\"request_id\":\""
+            + requestId
+            + "\",\"created_at\":\""
+            + createdAt
+            + "\",\"type\":\"run.updated\",\"data\":{\"run_id\":\"run-1\",\"at\":\""
+            + createdAt
+            + "\"}}";
+    RecordHeaders headers = new RecordHeaders();
+    headers.add(
+        "received_at", Long.toString(System.currentTimeMillis()).getBytes(StandardCharsets.UTF_8));
+    input.pipeInput(
+        new TestRecord<>("run-1", body.getBytes(StandardCharsets.UTF_8), headers, Instant.now()));
+  }
+
+  private void redisHolds(String requestId, String value) {
+    redis.set(prefix + requestId, value, SetParams.setParams().ex(60));
+  }
+
+  private RunState runState() {
+    List<byte[]> states = runs.readValuesToList();
+    assertThat(states).isNotEmpty();
+    return RunStateSerde.fromJson(states.get(states.size() - 1));
+  }
+
+  private double count(String outcome, String layer) {
+    var counter =
+        registry
+            .find(ProcessorMetrics.EVENTS)
+            .tag("outcome", outcome)
+            .tag("layer", layer)
+            .counter();
+    return counter == null ? 0 : counter.count();
+  }
+
+  /** Applies {@code requestId} at {@code createdAt} so the run store holds it as the last event. */
+  private void applied(String requestId, Instant createdAt) {
+    send(requestId, createdAt);
+    assertThat(events.readValuesToList()).hasSize(1);
+    runs.readValuesToList();
+  }
+
+  @Nested
+  class NewToRedis {
+    @Test
+    void newerIsApplied() {
+      start();
+      send("r1", T1);
+      assertThat(events.readValuesToList()).hasSize(1);
+      assertThat(runState().lastRequestId()).isEqualTo("r1");
+      assertThat(redis.get(prefix + "r1")).isEqualTo("done:" + THIS_TASK);
+      assertThat(count("applied", "store")).isEqualTo(1);
+    }
+
+    @Test
+    void sameAsLastIsADuplicateCaughtByTheStore() {
+      start();
+      applied("r1", T1);
+      redis.del(prefix + "r1"); // Redis lost the key
+      send("r1", T1);
+      assertThat(events.isEmpty()).isTrue();
+      assertThat(count("duplicate", "store")).isEqualTo(1);
+    }
+
+    @Test
+    void olderIsStale() {
+      start();
+      applied("r2", T2);
+      send("r1", T1);
+      assertThat(events.isEmpty()).isTrue();
+      var staleRecord = stale.readRecord();
+      assertThat(
+              new String(
+                  staleRecord.headers().lastHeader("stale.last_request_id").value(),
+                  StandardCharsets.UTF_8))
+          .isEqualTo("r2");
+      assertThat(count("stale", "store")).isEqualTo(1);
+    }
+  }
+
+  @Nested
+  class DoneByAnotherTask {
+    @Test
+    void newerIsADuplicateCaughtByRedis() {
+      start();
+      redisHolds("r1", "done:" + OTHER_TASK);
+      send("r1", T1);
+      assertThat(events.isEmpty()).isTrue();
+      assertThat(runs.isEmpty()).isTrue();
+      assertThat(count("duplicate", "redis")).isEqualTo(1);
+      assertThat(redis.get(prefix + "r1")).isEqualTo("done:" + OTHER_TASK);
+    }
+
+    @Test
+    void sameIsADuplicateCaughtByRedis() {
+      start();
+      applied("r1", T1);
+      redisHolds("r1", "done:" + OTHER_TASK);
+      send("r1", T1);
+      assertThat(events.isEmpty()).isTrue();
+      assertThat(count("duplicate", "redis")).isEqualTo(1);
+    }
+
+    @Test
+    void olderIsADuplicateCaughtByRedis() {
+      start();
+      applied("r2", T2);
+      redisHolds("r1", "done:" + OTHER_TASK);
+      send("r1", T1);
+      assertThat(stale.isEmpty()).isTrue();
+      assertThat(count("duplicate", "redis")).isEqualTo(1);
+    }
+  }
+
+  @Nested
+  class DoneByThisTask {
+    @Test
+    void newerIsAppliedBecauseTheEarlierAttemptAborted() {
+      start();
+      redisHolds("r1", "done:" + THIS_TASK);
+      send("r1", T1);
+      assertThat(events.readValuesToList()).hasSize(1);
+      assertThat(runState().appliedCount()).isEqualTo(1);
+      assertThat(count("applied", "store")).isEqualTo(1);
+    }
+
+    @Test
+    void sameIsADuplicateCaughtByRedis() {
+      start();
+      applied("r1", T1); // leaves done:<this task>
+      send("r1", T1);
+      assertThat(events.isEmpty()).isTrue();
+      assertThat(count("duplicate", "redis")).isEqualTo(1);
+    }
+
+    @Test
+    void olderIsADuplicateCaughtByRedis() {
+      start();
+      applied("r2", T2);
+      redisHolds("r1", "done:" + THIS_TASK);
+      send("r1", T1);
+      assertThat(stale.isEmpty()).isTrue();
+      assertThat(count("duplicate", "redis")).isEqualTo(1);
+    }
+  }
+
+  @Nested
+  class ProcessingByThisTask {
+    @Test
+    void newerIsAppliedTakingOverTheDeadAttempt() {
+      start();
+      redisHolds("r1", "processing:" + THIS_TASK);
+      send("r1", T1);
+      assertThat(events.readValuesToList()).hasSize(1);
+      assertThat(redis.get(prefix + "r1")).isEqualTo("done:" + THIS_TASK);
+    }
+
+    @Test
+    void sameIsADuplicateCaughtByTheStore() {
+      start();
+      applied("r1", T1);
+      redisHolds("r1", "processing:" + THIS_TASK);
+      send("r1", T1);
+      assertThat(events.isEmpty()).isTrue();
+      assertThat(count("duplicate", "store")).isEqualTo(1);
+    }
+
+    @Test
+    void olderIsStale() {
+      start();
+      applied("r2", T2);
+      redisHolds("r1", "processing:" + THIS_TASK);
+      send("r1", T1);
+      assertThat(stale.readValuesToList()).hasSize(1);
+      assertThat(count("stale", "store")).isEqualTo(1);
+    }
+  }
+
+  @Nested
+  class ProcessingByAnotherTask {
+    @Test
+    void waitsUntilTheClaimIsGoneThenDecidesAgain() {
+      start();
+      redisHolds("r1", "processing:" + OTHER_TASK);
+      send("r1", T1);
+      driver.advanceWallClockTime(Duration.ofMillis(50));
+      assertThat(events.isEmpty()).isTrue();
+      assertThat(runs.isEmpty()).isTrue();
+
+      redis.del(prefix + "r1"); // the other task's claim expires
+      driver.advanceWallClockTime(Duration.ofMillis(50));
+
+      assertThat(events.readValuesToList()).hasSize(1);
+      assertThat(runState().lastRequestId()).isEqualTo("r1");
+    }
+
+    @Test
+    void decidesDuplicateWhenTheOtherTaskFinishes() {
+      start();
+      redisHolds("r1", "processing:" + OTHER_TASK);
+      send("r1", T1);
+      driver.advanceWallClockTime(Duration.ofMillis(50));
+      redisHolds("r1", "done:" + OTHER_TASK);
+      driver.advanceWallClockTime(Duration.ofMillis(50));
+      assertThat(events.isEmpty()).isTrue();
+      assertThat(count("duplicate", "redis")).isEqualTo(1);
+    }
+
+    @Test
+    void laterEventsOfTheSameRunWaitBehindIt() {
+      start();
+      redisHolds("r1", "processing:" + OTHER_TASK);
+      send("r1", T1);
+      send("r2", T2);
+      driver.advanceWallClockTime(Duration.ofMillis(50));
+      assertThat(events.isEmpty()).isTrue();
+      redis.del(prefix + "r1");
+      driver.advanceWallClockTime(Duration.ofMillis(50));
+      assertThat(runs.readValuesToList()).hasSize(2);
+    }
+  }
+
+  @Nested
+  class RedisUnavailable {
+    // Nothing listens on port 1: a real, refused connection.
+    private final URI dead = URI.create("redis://127.0.0.1:1");
+
+    @Test
+    void newerIsAppliedDegraded() {
+      start(dead);
+      send("r1", T1);
+      assertThat(events.readValuesToList()).hasSize(1);
+      assertThat(registry.find(ProcessorMetrics.DEGRADED).counter().count()).isEqualTo(1);
+    }
+
+    @Test
+    void sameIsADuplicateCaughtByTheStore() {
+      start(dead);
+      applied("r1", T1);
+      send("r1", T1);
+      assertThat(events.isEmpty()).isTrue();
+      assertThat(count("duplicate", "store")).isEqualTo(1);
+    }
+
+    @Test
+    void olderIsStale() {
+      start(dead);
+      applied("r2", T2);
+      send("r1", T1);
+      assertThat(stale.readValuesToList()).hasSize(1);
+      assertThat(count("stale", "store")).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void aCopyInTheSameBatchIsADuplicateNotStale() {
+    // batch size 1 decides at once; here the wall-clock punctuator decides three parked copies.
+    start();
+    driver.close();
+    TopologySettings settings =
+        new TopologySettings(
+            TOPICS, 100, Duration.ofMillis(10), RedisFailureMode.DEGRADE, Duration.ofSeconds(1));
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, APP);
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+    Dedup dedup =
+        new RedisDedup(
+            new RedisDedupSettings(
+                EmbeddedRedis.shared().uri(),
+                prefix,
+                Duration.ofSeconds(60),
+                Duration.ofHours(24),
+                Duration.ofMillis(500),
+                Duration.ofSeconds(1)),
+            registry);
+    driver =
+        new TopologyTestDriver(
+            ProcessorTopology.build(settings, dedup, new ProcessorMetrics(registry)), props);
+    input =
+        driver.createInputTopic(
+            TOPICS.webhooks(), Serdes.String().serializer(), Serdes.ByteArray().serializer());
+    events = output(TOPICS.events());
+    stale = output(TOPICS.stale());
+    send("r3", T3);
+    send("r1", T1);
+    send("r1", T1);
+    assertThat(events.isEmpty()).isTrue();
+
+    driver.advanceWallClockTime(Duration.ofMillis(20));
+
+    assertThat(events.readValuesToList()).hasSize(1);
+    assertThat(stale.readValuesToList()).hasSize(1);
+    assertThat(count("duplicate", "redis")).isEqualTo(1);
+  }
+}
