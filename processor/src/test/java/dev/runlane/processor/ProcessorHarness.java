@@ -178,15 +178,33 @@ final class ProcessorHarness implements AutoCloseable {
                   false),
               new StringDeserializer(),
               new ByteArrayDeserializer());
+      this.topic = topic;
+    }
+
+    private final String topic;
+
+    /** Assigns every partition once the topic exists (the processor creates it at start). */
+    private boolean assigned() {
+      if (!consumer.assignment().isEmpty()) {
+        return true;
+      }
+      var infos = consumer.partitionsFor(topic);
+      if (infos == null || infos.isEmpty()) {
+        return false;
+      }
       var partitions =
-          consumer.partitionsFor(topic).stream()
+          infos.stream()
               .map(i -> new org.apache.kafka.common.TopicPartition(topic, i.partition()))
               .toList();
       consumer.assign(partitions);
       consumer.seekToBeginning(partitions);
+      return true;
     }
 
     List<ConsumerRecord<String, byte[]>> poll() {
+      if (!assigned()) {
+        return records;
+      }
       consumer.poll(Duration.ofMillis(200)).forEach(records::add);
       return records;
     }
