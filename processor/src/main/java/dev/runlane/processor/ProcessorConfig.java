@@ -7,6 +7,8 @@ import dev.runlane.processor.dedup.RedisDedup.RedisDedupSettings;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.slf4j.Logger;
@@ -85,19 +87,28 @@ public record ProcessorConfig(
               + config.processingGuarantee()
               + "' must be exactly_once_v2 or at_least_once");
     }
-    if (config.doneTtl().compareTo(SUME_RETRY_HORIZON) < 0) {
-      r.warn(
-          "DEDUP_DONE_TTL_SECONDS="
-              + config.doneTtl().toSeconds()
-              + " is shorter than Sume's retry horizon (~9 h): late retries will be caught by the"
-              + " run store only");
-    }
     if (config.claimTtl().compareTo(config.redisTimeout().multipliedBy(2)) < 0) {
       r.problem("DEDUP_CLAIM_TTL_SECONDS must be at least twice REDIS_TIMEOUT_MS");
     }
     r.throwIfInvalid();
-    r.warnings().forEach(w -> log.warn("risky setting: {}", w));
+    config.warnings().forEach(w -> log.warn("risky setting: {}", w));
     return config;
+  }
+
+  /** Valid but risky combinations, logged at start. */
+  public List<String> warnings() {
+    List<String> warnings = new ArrayList<>();
+    if (doneTtl.compareTo(SUME_RETRY_HORIZON) < 0) {
+      warnings.add(
+          "DEDUP_DONE_TTL_SECONDS="
+              + doneTtl.toSeconds()
+              + " is shorter than Sume's retry horizon (~9 h): late retries will be caught by the"
+              + " run store only");
+    }
+    if (!dedupEnabled) {
+      warnings.add("DEDUP_REDIS_ENABLED=false: every duplicate costs a run-store decision");
+    }
+    return warnings;
   }
 
   public RedisDedupSettings redisDedupSettings() {

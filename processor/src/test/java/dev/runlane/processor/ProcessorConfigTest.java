@@ -1,0 +1,70 @@
+package dev.runlane.processor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.runlane.common.config.ConfigException;
+import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ProcessorConfigTest {
+
+  @Test
+  void defaultsFollowTheDesign() {
+    ProcessorConfig c = ProcessorConfig.fromEnv(Map.of());
+    assertThat(c.bootstrapServers()).isEqualTo("localhost:9092");
+    assertThat(c.redisUri().toString()).isEqualTo("redis://localhost:6379");
+    assertThat(c.port()).isEqualTo(9081);
+    assertThat(c.applicationId()).isEqualTo("runlane-processor");
+    assertThat(c.stateDir().toString()).isEqualTo("./data/processor");
+    assertThat(c.topics().webhooks()).isEqualTo("sume.webhooks");
+    assertThat(c.topicSettings().partitions()).isEqualTo(12);
+    assertThat(c.claimTtl()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(c.doneTtl()).isEqualTo(Duration.ofHours(24));
+    assertThat(c.redisFailureMode()).isEqualTo(RedisFailureMode.DEGRADE);
+    assertThat(c.processingGuarantee()).isEqualTo("exactly_once_v2");
+  }
+
+  @Test
+  void reportsEveryBadVariableAtOnce() {
+    assertThatThrownBy(
+            () ->
+                ProcessorConfig.fromEnv(
+                    Map.of(
+                        "PROCESSOR_PORT", "abc",
+                        "REDIS_URL", "http://x",
+                        "REDIS_FAILURE_MODE", "panic",
+                        "PROCESSING_GUARANTEE", "exactly_once")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("PROCESSOR_PORT")
+        .hasMessageContaining("REDIS_URL")
+        .hasMessageContaining("REDIS_FAILURE_MODE")
+        .hasMessageContaining("PROCESSING_GUARANTEE");
+  }
+
+  @Test
+  void aClaimTtlShorterThanTwoRedisTimeoutsIsRefused() {
+    assertThatThrownBy(
+            () ->
+                ProcessorConfig.fromEnv(
+                    Map.of("DEDUP_CLAIM_TTL_SECONDS", "1", "REDIS_TIMEOUT_MS", "1000")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("DEDUP_CLAIM_TTL_SECONDS");
+  }
+
+  @Test
+  void aShortDoneTtlIsAcceptedWithAWarningOnly() {
+    ProcessorConfig c = ProcessorConfig.fromEnv(Map.of("DEDUP_DONE_TTL_SECONDS", "3600"));
+    assertThat(c.doneTtl()).isEqualTo(Duration.ofHours(1));
+    assertThat(c.warnings()).singleElement().asString().contains("DEDUP_DONE_TTL_SECONDS");
+    assertThat(ProcessorConfig.fromEnv(Map.of()).warnings()).isEmpty();
+  }
+
+  @Test
+  void blockModeIsCaseInsensitive() {
+    assertThat(ProcessorConfig.fromEnv(Map.of("REDIS_FAILURE_MODE", "block")).redisFailureMode())
+        .isEqualTo(RedisFailureMode.BLOCK);
+  }
+}
