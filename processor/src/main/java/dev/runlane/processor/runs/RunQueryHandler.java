@@ -2,9 +2,9 @@ package dev.runlane.processor.runs;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
+import dev.runlane.common.http.AdminServer;
 import dev.runlane.common.http.ErrorBody;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.URI;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
@@ -48,32 +48,30 @@ public final class RunQueryHandler implements HttpHandler {
 
   @Override
   public void handle(HttpExchange exchange) throws IOException {
-    try (exchange) {
-      if (!"GET".equals(exchange.getRequestMethod())) {
-        send(exchange, 405, ErrorBody.json("method_not_allowed", "use GET"));
-        return;
-      }
-      String path = exchange.getRequestURI().getRawPath();
-      String runId = URLDecoder.decode(path.substring(PREFIX.length()), StandardCharsets.UTF_8);
-      if (runId.isEmpty() || runId.contains("/")) {
-        send(exchange, 404, ErrorBody.json("not_found", "use /runs/{run_id}"));
-        return;
-      }
-      boolean localOnly = "local=true".equals(exchange.getRequestURI().getRawQuery());
-      answer(exchange, runId, localOnly);
+    if (!"GET".equals(exchange.getRequestMethod())) {
+      AdminServer.sendError(exchange, 405, "method_not_allowed", "use GET");
+      return;
     }
+    String path = exchange.getRequestURI().getRawPath();
+    String runId = URLDecoder.decode(path.substring(PREFIX.length()), StandardCharsets.UTF_8);
+    if (runId.isEmpty() || runId.contains("/")) {
+      AdminServer.sendError(exchange, 404, "not_found", "use /runs/{run_id}");
+      return;
+    }
+    boolean localOnly = "local=true".equals(exchange.getRequestURI().getRawQuery());
+    answer(exchange, runId, localOnly);
   }
 
   private void answer(HttpExchange exchange, String runId, boolean localOnly) throws IOException {
     KafkaStreams kafkaStreams = streams.get();
     if (kafkaStreams == null || !kafkaStreams.state().isRunningOrRebalancing()) {
-      send(exchange, 503, ErrorBody.json("not_ready", "the processor is not running yet"));
+      AdminServer.sendError(exchange, 503, "not_ready", "the processor is not running yet");
       return;
     }
     KeyQueryMetadata where =
         kafkaStreams.queryMetadataForKey(storeName, runId, Serdes.String().serializer());
     if (where == null || KeyQueryMetadata.NOT_AVAILABLE.equals(where)) {
-      send(exchange, 503, ErrorBody.json("not_ready", "the run store is not available yet"));
+      AdminServer.sendError(exchange, 503, "not_ready", "the run store is not available yet");
       return;
     }
     if (where.activeHost().equals(self.get()) || localOnly) {
@@ -84,14 +82,14 @@ public final class RunQueryHandler implements HttpHandler {
                 StoreQueryParameters.fromNameAndType(
                     storeName, QueryableStoreTypes.<String, RunState>keyValueStore()));
       } catch (RuntimeException e) {
-        send(exchange, 503, ErrorBody.json("not_ready", "the run store is migrating"));
+        AdminServer.sendError(exchange, 503, "not_ready", "the run store is migrating");
         return;
       }
       RunState state = store.get(runId);
       if (state == null) {
-        send(exchange, 404, ErrorBody.json("not_found", "no state for this run"));
+        AdminServer.sendError(exchange, 404, "not_found", "no state for this run");
       } else {
-        send(exchange, 200, RunStateSerde.toJson(state));
+        AdminServer.send(exchange, 200, ErrorBody.CONTENT_TYPE, RunStateSerde.toJson(state));
       }
       return;
     }
@@ -113,24 +111,18 @@ public final class RunQueryHandler implements HttpHandler {
           http.send(
               HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).GET().build(),
               HttpResponse.BodyHandlers.ofByteArray());
-      send(exchange, response.statusCode(), response.body());
+      AdminServer.send(
+          exchange,
+          response.statusCode(),
+          response.headers().firstValue("Content-Type").orElse(ErrorBody.CONTENT_TYPE),
+          response.body());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      send(exchange, 503, ErrorBody.json("unavailable", "interrupted"));
+      AdminServer.sendError(exchange, 503, "unavailable", "interrupted");
     } catch (IOException e) {
       log.warn("run query relay to {} failed for run_id={}: {}", host, runId, e.toString());
-      send(
-          exchange,
-          502,
-          ErrorBody.json("bad_gateway", "the instance hosting this run did not answer"));
-    }
-  }
-
-  private static void send(HttpExchange exchange, int status, byte[] body) throws IOException {
-    exchange.getResponseHeaders().set("Content-Type", "application/json");
-    exchange.sendResponseHeaders(status, body.length);
-    try (OutputStream out = exchange.getResponseBody()) {
-      out.write(body);
+      AdminServer.sendError(
+          exchange, 502, "bad_gateway", "the instance hosting this run did not answer");
     }
   }
 }
