@@ -1,0 +1,70 @@
+package dev.runlane.ingress.http;
+
+import dev.runlane.common.http.ErrorBody;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
+import java.time.Duration;
+
+/**
+ * The one writer of error responses: every error body is {@link ErrorBody#json(String, String)}.
+ * When the request body was not read to the end (413, 415, 404, 405), the connection is closed
+ * after the response, so that the rest is never read.
+ */
+public final class ErrorWriter {
+
+  private final String retryAfterSeconds;
+
+  /**
+   * @param retryAfter the {@code Retry-After} of a 503
+   */
+  public ErrorWriter(Duration retryAfter) {
+    this.retryAfterSeconds = Long.toString(Math.max(1, retryAfter.toSeconds()));
+  }
+
+  /** Writes {@code status} with {@code {"error":code,"message":message}}. */
+  public void send(HttpServerRequest request, int status, String code, String message) {
+    HttpServerResponse response = request.response();
+    if (response.ended() || response.closed()) {
+      return;
+    }
+    boolean unread = !request.isEnded();
+    response
+        .setStatusCode(status)
+        .putHeader(HttpHeaders.CONTENT_TYPE, ErrorBody.CONTENT_TYPE)
+        .putHeader(HttpHeaders.CACHE_CONTROL, "no-store");
+    if (unread) {
+      response.putHeader(HttpHeaders.CONNECTION, HttpHeaders.CLOSE);
+    }
+    response
+        .end(Buffer.buffer(ErrorBody.json(code, message)))
+        .onComplete(
+            ar -> {
+              if (unread) {
+                request.connection().close();
+              }
+            });
+  }
+
+  /** 503 with {@code Retry-After}: the broker did not acknowledge in time, or is unreachable. */
+  public void unavailable(HttpServerRequest request, String message) {
+    HttpServerResponse response = request.response();
+    if (!response.ended() && !response.closed()) {
+      response.putHeader(HttpHeaders.RETRY_AFTER, retryAfterSeconds);
+    }
+    send(request, 503, "unavailable", message);
+  }
+
+  public void notFound(HttpServerRequest request) {
+    send(request, 404, "not_found", "no such path");
+  }
+
+  public void methodNotAllowed(HttpServerRequest request, String allow) {
+    HttpServerResponse response = request.response();
+    if (!response.ended() && !response.closed()) {
+      response.putHeader(HttpHeaders.ALLOW, allow);
+    }
+    send(request, 405, "method_not_allowed", "use " + allow);
+  }
+}

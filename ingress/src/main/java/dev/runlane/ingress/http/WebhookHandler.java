@@ -1,0 +1,318 @@
+package dev.runlane.ingress.http;
+
+import dev.runlane.common.envelope.Envelope;
+import dev.runlane.common.envelope.EnvelopeException;
+import dev.runlane.common.envelope.EnvelopeParser;
+import dev.runlane.common.signature.SignatureException;
+import dev.runlane.ingress.http.IngressMeters.Outcome;
+import dev.runlane.ingress.publish.Inbound;
+import dev.runlane.ingress.publish.WebhookPublisher;
+import io.vertx.core.Context;
+import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.json.JsonObject;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+
+/**
+ * {@code POST /webhooks/<source>}: reads the body up to the limit, verifies the signature over the
+ * raw bytes, parses the envelope and writes the record; answers only once the broker acknowledged
+ * it, or 503 at the deadline.
+ *
+ * <p>Runs on an event loop: nothing here blocks. All state of one request stays on the request's
+ * event-loop context (the ack callback hops back to it).
+ */
+public final class WebhookHandler implements Handler<HttpServerRequest> {
+
+  private static final Logger log = LoggerFactory.getLogger(WebhookHandler.class);
+  private static final String JSON = "application/json";
+
+  private final WebhookSource source;
+  private final EnvelopeParser parser;
+  private final WebhookPublisher publisher;
+  private final ErrorWriter errors;
+  private final IngressMeters meters;
+  private final Vertx vertx;
+  private final int maxBodyBytes;
+  private final long ackTimeoutMillis;
+  private final Clock clock;
+
+  public WebhookHandler(
+      WebhookSource source,
+      EnvelopeParser parser,
+      WebhookPublisher publisher,
+      ErrorWriter errors,
+      IngressMeters meters,
+      Vertx vertx,
+      int maxBodyBytes,
+      Duration ackTimeout,
+      Clock clock) {
+    this.source = source;
+    this.parser = parser;
+    this.publisher = publisher;
+    this.errors = errors;
+    this.meters = meters;
+    this.vertx = vertx;
+    this.maxBodyBytes = maxBodyBytes;
+    this.ackTimeoutMillis = ackTimeout.toMillis();
+    this.clock = clock;
+    meters.register(source.name());
+  }
+
+  @Override
+  public void handle(HttpServerRequest request) {
+    Instant receivedAt = clock.instant();
+    long declared = contentLength(request);
+    if (declared > maxBodyBytes) {
+      tooLarge(request, "Content-Length " + declared);
+      return;
+    }
+    if (!JsonContentType.isJson(request.getHeader(HttpHeaders.CONTENT_TYPE))) {
+      meters.count(source.name(), Outcome.UNSUPPORTED_MEDIA_TYPE);
+      log.info(
+          "rejected {} webhook: content type {} is not JSON",
+          source.name(),
+          request.getHeader(HttpHeaders.CONTENT_TYPE));
+      errors.send(request, 415, "unsupported_media_type", "the body must be application/json");
+      return;
+    }
+    Buffer body = Buffer.buffer(declared > 0 ? (int) declared : 4096);
+    boolean[] stopped = {false}; // confined to the request's event loop
+    request.handler(
+        chunk -> {
+          if (stopped[0]) {
+            return;
+          }
+          if (body.length() + chunk.length() > maxBodyBytes) {
+            stopped[0] = true;
+            request.pause();
+            tooLarge(request, "streamed body");
+            return;
+          }
+          body.appendBuffer(chunk);
+        });
+    request.exceptionHandler(
+        e -> {
+          if (!stopped[0]) {
+            stopped[0] = true;
+            meters.count(source.name(), Outcome.ABORTED);
+            log.debug("{} webhook request aborted while reading the body", source.name(), e);
+          }
+        });
+    request.endHandler(
+        v -> {
+          if (!stopped[0]) {
+            stopped[0] = true;
+            onBody(request, body.getBytes(), receivedAt);
+          }
+        });
+    if ("100-continue".equalsIgnoreCase(request.getHeader(HttpHeaders.EXPECT))) {
+      request.response().writeContinue();
+    }
+  }
+
+  private void onBody(HttpServerRequest request, byte[] raw, Instant receivedAt) {
+    try {
+      source.verifier().verify(raw, request.headers()::get);
+    } catch (SignatureException e) {
+      meters.rejected(source.name(), e);
+      log.warn(
+          "rejected {} webhook event_id={}: {} ({})",
+          source.name(),
+          request.getHeader(source.verifier().headerNames().get(0)),
+          e.code(),
+          e.getMessage());
+      errors.send(request, 401, e.code(), "the signature or its timestamp is not valid");
+      return;
+    }
+    Inbound inbound = new Inbound(source.name(), receivedAt, signatureHeaders(request));
+    Envelope envelope;
+    try {
+      envelope = parser.parse(raw);
+    } catch (EnvelopeException e) {
+      deadLetter(request, raw, e, inbound);
+      return;
+    }
+    awaitAck(
+        request,
+        publisher.publish(envelope, inbound),
+        "webhooks",
+        envelope.requestId(),
+        envelope.runId(),
+        metadata -> {
+          meters.count(source.name(), Outcome.ACCEPTED);
+          withIds(
+              envelope.requestId(),
+              envelope.runId(),
+              () ->
+                  log.debug(
+                      "accepted {} webhook at {}-{}@{}",
+                      source.name(),
+                      metadata.topic(),
+                      metadata.partition(),
+                      metadata.offset()));
+          respond(
+              request,
+              new JsonObject().put("status", "accepted").put("request_id", envelope.requestId()));
+        });
+  }
+
+  private void deadLetter(
+      HttpServerRequest request, byte[] raw, EnvelopeException e, Inbound inbound) {
+    awaitAck(
+        request,
+        publisher.deadLetter(raw, e.code(), e.getMessage(), inbound),
+        "dlq",
+        null,
+        null,
+        metadata -> {
+          meters.count(source.name(), Outcome.DEAD_LETTERED);
+          log.warn(
+              "dead-lettered signed {} webhook ({} bytes) at {}-{}@{}: {} ({})",
+              source.name(),
+              raw.length,
+              metadata.topic(),
+              metadata.partition(),
+              metadata.offset(),
+              e.code(),
+              e.getMessage());
+          respond(request, new JsonObject().put("status", "dead_lettered").put("reason", e.code()));
+        });
+  }
+
+  /**
+   * Answers with {@code onAck} once the broker acknowledged, or 503 when the write failed or did
+   * not complete within the deadline, whichever comes first.
+   */
+  private void awaitAck(
+      HttpServerRequest request,
+      CompletionStage<RecordMetadata> ack,
+      String topicKind,
+      String requestId,
+      String runId,
+      Consumer<RecordMetadata> onAck) {
+    Context context = vertx.getOrCreateContext();
+    long sent = System.nanoTime();
+    boolean[] answered = {false}; // confined to the request's event loop
+    long timer =
+        vertx.setTimer(
+            ackTimeoutMillis,
+            id -> {
+              if (!answered[0]) {
+                answered[0] = true;
+                unavailable(request, requestId, runId, "no broker ack within the deadline", null);
+              }
+            });
+    ack.whenComplete(
+        (metadata, error) ->
+            context.runOnContext(
+                v -> {
+                  vertx.cancelTimer(timer);
+                  if (answered[0]) {
+                    if (error == null) {
+                      withIds(
+                          requestId,
+                          runId,
+                          () ->
+                              log.info(
+                                  "broker ack arrived after the 503 answer (a retry follows)"));
+                    }
+                    return;
+                  }
+                  answered[0] = true;
+                  if (error != null) {
+                    unavailable(request, requestId, runId, "the write failed", error);
+                    return;
+                  }
+                  meters.ackLatency(
+                      source.name(), topicKind, Duration.ofNanos(System.nanoTime() - sent));
+                  onAck.accept(metadata);
+                }));
+  }
+
+  private void unavailable(
+      HttpServerRequest request, String requestId, String runId, String why, Throwable error) {
+    meters.count(source.name(), Outcome.UNAVAILABLE);
+    withIds(
+        requestId,
+        runId,
+        () ->
+            log.warn(
+                "answered 503 to {} webhook: {}{}",
+                source.name(),
+                why,
+                error == null ? "" : ": " + error));
+    errors.unavailable(request, "Kafka did not acknowledge the write in time; retry later");
+  }
+
+  private void tooLarge(HttpServerRequest request, String what) {
+    meters.count(source.name(), Outcome.TOO_LARGE);
+    log.info(
+        "rejected {} webhook: {} over the limit of {} bytes", source.name(), what, maxBodyBytes);
+    errors.send(request, 413, "too_large", "the body is larger than " + maxBodyBytes + " bytes");
+  }
+
+  private static void respond(HttpServerRequest request, JsonObject body) {
+    HttpServerResponse response = request.response();
+    if (response.ended() || response.closed()) {
+      return;
+    }
+    response
+        .setStatusCode(200)
+        .putHeader(HttpHeaders.CONTENT_TYPE, JSON)
+        .putHeader(HttpHeaders.CACHE_CONTROL, "no-store")
+        .end(body.toBuffer());
+  }
+
+  private Map<String, String> signatureHeaders(HttpServerRequest request) {
+    Map<String, String> out = new LinkedHashMap<>();
+    for (String name : source.verifier().headerNames()) {
+      String value = request.getHeader(name);
+      if (value != null) {
+        out.put(name, value);
+      }
+    }
+    return out;
+  }
+
+  /** The declared body length, or -1 when absent or not a number (Netty rejects the latter). */
+  private static long contentLength(HttpServerRequest request) {
+    String value = request.getHeader(HttpHeaders.CONTENT_LENGTH);
+    if (value == null) {
+      return -1;
+    }
+    try {
+      return Long.parseLong(value.trim());
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+
+  private static void withIds(String requestId, String runId, Runnable logStatement) {
+    if (requestId == null) {
+      logStatement.run();
+      return;
+    }
+    MDC.put("request_id", requestId);
+    MDC.put("run_id", runId);
+    try {
+      logStatement.run();
+    } finally {
+      MDC.remove("request_id");
+      MDC.remove("run_id");
+    }
+  }
+}
