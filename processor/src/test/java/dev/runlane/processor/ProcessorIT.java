@@ -340,8 +340,12 @@ class ProcessorIT {
 
   private static final HttpClient HTTP = HttpClient.newHttpClient();
 
-  private static RunState queryRun(ProcessorHarness h, String runId) throws Exception {
-    HttpResponse<byte[]> response = get(h, "/runs/" + runId);
+  /** The run's state from the query API, once the store answers (503 while it restores). */
+  private static RunState queryRun(ProcessorHarness h, String runId) {
+    HttpResponse<byte[]> response =
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> get(h, "/runs/" + runId), r -> r.statusCode() != 503);
     assertThat(response.statusCode()).isEqualTo(200);
     return RunStateSerde.fromJson(response.body());
   }

@@ -18,6 +18,7 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.KeyQueryMetadata;
 import org.apache.kafka.streams.StoreQueryParameters;
+import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.state.HostInfo;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
 import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
@@ -75,17 +76,18 @@ public final class RunQueryHandler implements HttpHandler {
       return;
     }
     if (where.activeHost().equals(self.get()) || localOnly) {
-      ReadOnlyKeyValueStore<String, RunState> store;
+      RunState state;
       try {
-        store =
+        ReadOnlyKeyValueStore<String, RunState> store =
             kafkaStreams.store(
                 StoreQueryParameters.fromNameAndType(
                     storeName, QueryableStoreTypes.<String, RunState>keyValueStore()));
-      } catch (RuntimeException e) {
-        AdminServer.sendError(exchange, 503, "not_ready", "the run store is migrating");
+        state = store.get(runId);
+      } catch (InvalidStateStoreException e) {
+        // A rebalance or a replaced thread is restoring the store: the answer is "later", not 500.
+        AdminServer.sendError(exchange, 503, "not_ready", "the run store is being restored");
         return;
       }
-      RunState state = store.get(runId);
       if (state == null) {
         AdminServer.sendError(exchange, 404, "not_found", "no state for this run");
       } else {
