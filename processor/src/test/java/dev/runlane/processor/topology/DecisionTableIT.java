@@ -69,6 +69,10 @@ class DecisionTableIT {
   }
 
   private void start(URI redisUri) {
+    start(redisUri, RedisFailureMode.DEGRADE);
+  }
+
+  private void start(URI redisUri, RedisFailureMode mode) {
     Dedup dedup =
         new RedisDedup(
             new RedisDedupSettings(
@@ -80,8 +84,7 @@ class DecisionTableIT {
                 Duration.ofSeconds(1)),
             registry);
     TopologySettings settings =
-        new TopologySettings(
-            TOPICS, 1, Duration.ofMillis(10), RedisFailureMode.DEGRADE, Duration.ofSeconds(1));
+        new TopologySettings(TOPICS, 1, Duration.ofMillis(10), mode, Duration.ofSeconds(1));
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, APP);
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
@@ -348,6 +351,16 @@ class DecisionTableIT {
       send("r1", T1);
       assertThat(events.isEmpty()).isTrue();
       assertThat(count("duplicate", "store")).isEqualTo(1);
+    }
+
+    @Test
+    void blockModeHoldsTheEventThenFailsTheThreadAfterItsTimeout() {
+      start(dead, RedisFailureMode.BLOCK);
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> send("r1", T1))
+          .hasStackTraceContaining("redis unavailable during claim")
+          .hasStackTraceContaining("REDIS_BLOCK_TIMEOUT_SECONDS");
+      assertThat(events.isEmpty()).isTrue();
+      assertThat(runs.isEmpty()).isTrue();
     }
 
     @Test
