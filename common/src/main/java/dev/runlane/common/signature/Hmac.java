@@ -3,6 +3,7 @@ package dev.runlane.common.signature;
 import dev.runlane.common.signature.SignatureException.Reason;
 import java.security.GeneralSecurityException;
 import java.security.InvalidKeyException;
+import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
@@ -38,6 +39,24 @@ final class Hmac {
       prototypes[i] = newMac(keys[i]);
     }
     this.perThread = ThreadLocal.withInitial(this::copies);
+  }
+
+  /**
+   * Whether HMAC(key, prefix + body) equals one of the candidates for any key, compared in constant
+   * time.
+   */
+  boolean anyMatches(byte[][] candidates, byte[] prefix, byte[] body) {
+    for (Mac mac : macs()) {
+      mac.update(prefix);
+      mac.update(body);
+      byte[] expected = mac.doFinal();
+      for (byte[] candidate : candidates) {
+        if (MessageDigest.isEqual(expected, candidate)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /** This thread's MACs, one per key, in key order; each is reset (doFinal resets). */

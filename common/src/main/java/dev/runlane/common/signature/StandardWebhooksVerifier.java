@@ -3,7 +3,6 @@ package dev.runlane.common.signature;
 import dev.runlane.common.config.Secret;
 import dev.runlane.common.signature.SignatureException.Reason;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -80,15 +79,8 @@ public final class StandardWebhooksVerifier implements SignatureVerifier {
     Hmac.checkFreshness(ts, clock, toleranceSeconds);
     byte[][] candidates = parseSignatures(signature);
     byte[] signedPrefix = (id + '.' + timestamp + '.').getBytes(StandardCharsets.UTF_8);
-    for (Mac mac : hmac.macs()) {
-      mac.update(signedPrefix);
-      mac.update(rawBody);
-      byte[] expected = mac.doFinal();
-      for (byte[] candidate : candidates) {
-        if (MessageDigest.isEqual(expected, candidate)) {
-          return;
-        }
-      }
+    if (hmac.anyMatches(candidates, signedPrefix, rawBody)) {
+      return;
     }
     throw new SignatureException(
         Reason.NO_MATCHING_SIGNATURE,

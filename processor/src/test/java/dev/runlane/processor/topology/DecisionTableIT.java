@@ -73,6 +73,11 @@ class DecisionTableIT {
   }
 
   private void start(URI redisUri, RedisFailureMode mode) {
+    start(redisUri, mode, 1);
+  }
+
+  /** Batch size 1 decides each event in {@code process()}; larger sizes wait for the punctuator. */
+  private void start(URI redisUri, RedisFailureMode mode, int batchSize) {
     Dedup dedup =
         new RedisDedup(
             new RedisDedupSettings(
@@ -84,7 +89,7 @@ class DecisionTableIT {
                 Duration.ofSeconds(1)),
             registry);
     TopologySettings settings =
-        new TopologySettings(TOPICS, 1, Duration.ofMillis(10), mode, Duration.ofSeconds(1));
+        new TopologySettings(TOPICS, batchSize, Duration.ofMillis(10), mode, Duration.ofSeconds(1));
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, APP);
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
@@ -375,33 +380,7 @@ class DecisionTableIT {
 
   @Test
   void aCopyInTheSameBatchIsADuplicateNotStale() {
-    // batch size 1 decides at once; here the wall-clock punctuator decides three parked copies.
-    start();
-    driver.close();
-    TopologySettings settings =
-        new TopologySettings(
-            TOPICS, 100, Duration.ofMillis(10), RedisFailureMode.DEGRADE, Duration.ofSeconds(1));
-    Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, APP);
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-    Dedup dedup =
-        new RedisDedup(
-            new RedisDedupSettings(
-                EmbeddedRedis.shared().uri(),
-                prefix,
-                Duration.ofSeconds(60),
-                Duration.ofHours(24),
-                Duration.ofMillis(500),
-                Duration.ofSeconds(1)),
-            registry);
-    driver =
-        new TopologyTestDriver(
-            ProcessorTopology.build(settings, dedup, new ProcessorMetrics(registry)), props);
-    input =
-        driver.createInputTopic(
-            TOPICS.webhooks(), Serdes.String().serializer(), Serdes.ByteArray().serializer());
-    events = output(TOPICS.events());
-    stale = output(TOPICS.stale());
+    start(EmbeddedRedis.shared().uri(), RedisFailureMode.DEGRADE, 100);
     send("r3", T3);
     send("r1", T1);
     send("r1", T1);
