@@ -1,0 +1,382 @@
+package dev.runlane.local.verify;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.runlane.common.kafka.RecordHeaders;
+import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.local.simulator.Ledger;
+import dev.runlane.local.simulator.Ledger.Failure;
+import dev.runlane.local.simulator.Ledger.SentEvent;
+import dev.runlane.local.simulator.SimulatedEvent;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+
+/**
+ * Compares the simulator's {@link Ledger} with what the pipeline produced: {@code sume.events},
+ * {@code sume.events.stale} and {@code sume.runs} read with {@code read_committed}, the query API
+ * ({@code GET /runs/{id}}) and the processor's outcome metrics.
+ *
+ * <p>Checks: every generated event was acked; no acked event lost (each acked request id is in the
+ * applied or the stale topic); no request id applied twice; nothing applied that was not sent; each
+ * run's applied events move forward in (created_at, request_id); each run's final state (in {@code
+ * sume.runs}) is its newest acked event (or a newer one that reached the ingress without an ack);
+ * the query API agrees with {@code sume.runs}.
+ *
+ * <p>Call it after the simulator is idle. It first waits (up to the settle timeout) until every
+ * acked event shows up downstream and the processor has no lag, then reads everything and checks.
+ */
+public final class PipelineVerifier {
+
+  /** How long the topics must stay quiet, once everything acked was seen, before the checks. */
+  private static final Duration QUIET = Duration.ofSeconds(1);
+
+  private static final int EXAMPLES = 5;
+
+  /**
+   * Where the pipeline is.
+   *
+   * @param bootstrapServers Kafka
+   * @param topics the pipeline's topics
+   * @param processorUri the processor's admin base, e.g. {@code http://127.0.0.1:9081}
+   * @param applicationId the processor's application id (its consumer group)
+   */
+  public record Target(
+      String bootstrapServers, TopicNames topics, URI processorUri, String applicationId) {}
+
+  private final Target target;
+  private final ObjectMapper json = new ObjectMapper();
+
+  public PipelineVerifier(Target target) {
+    this.target = target;
+  }
+
+  /** Waits for the pipeline to settle (at most {@code settleTimeout}), then checks. */
+  public Report verify(Ledger ledger, Duration settleTimeout) {
+    List<SentEvent> sent = ledger.snapshot();
+    Map<String, SentEvent> byId = new HashMap<>();
+    sent.forEach(s -> byId.put(s.event().requestId(), s));
+    Set<String> acked =
+        sent.stream()
+            .filter(SentEvent::acked)
+            .map(s -> s.event().requestId())
+            .collect(Collectors.toSet());
+
+    Downstream down = read(acked, settleTimeout);
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    ProcessorMetricsScrape metrics =
+        ProcessorMetricsScrape.scrape(http, target.processorUri().resolve("/metrics"));
+
+    List<Check> checks = new ArrayList<>();
+    List<String> notAcked =
+        sent.stream().filter(s -> !s.acked()).map(s -> s.event().requestId()).toList();
+    checks.add(
+        check(
+            "every event acked by the ingress",
+            notAcked,
+            sent.size() - notAcked.size() + " of " + sent.size() + " acked"));
+
+    List<String> lost =
+        acked.stream()
+            .filter(id -> !down.applied.containsKey(id) && !down.stale.contains(id))
+            .toList();
+    checks.add(
+        check(
+            "no acked event lost",
+            lost,
+            acked.size() - lost.size() + " of " + acked.size() + " acked events found downstream"));
+
+    List<String> twice =
+        down.applied.entrySet().stream()
+            .filter(e -> e.getValue() > 1)
+            .map(e -> e.getKey() + " x" + e.getValue())
+            .toList();
+    checks.add(
+        check(
+            "no request_id applied twice",
+            twice,
+            down.appliedRecords + " applied records, " + down.applied.size() + " request ids"));
+
+    List<String> unknown =
+        down.applied.keySet().stream().filter(id -> !byId.containsKey(id)).toList();
+    checks.add(check("nothing applied that was not sent", unknown, "all applied ids were sent"));
+
+    List<String> regressions = orderRegressions(down.appliedOrder, byId);
+    checks.add(
+        check(
+            "each run's applied events move forward",
+            regressions,
+            down.appliedOrder.size() + " runs in order"));
+
+    Map<String, List<SentEvent>> byRun =
+        sent.stream().collect(Collectors.groupingBy(s -> s.event().runId()));
+    List<String> wrongFinal = new ArrayList<>();
+    long appliedWithoutAck = 0;
+    long runsWithAck = 0;
+    for (Map.Entry<String, List<SentEvent>> run : byRun.entrySet()) {
+      SimulatedEvent newestAcked = null;
+      for (SentEvent s : run.getValue()) {
+        if (s.acked() && (newestAcked == null || s.event().isNewerThan(newestAcked))) {
+          newestAcked = s.event();
+        }
+      }
+      if (newestAcked == null) {
+        continue;
+      }
+      runsWithAck++;
+      JsonNode state = down.runs.get(run.getKey());
+      String last = state == null ? null : state.path("last_request_id").asText(null);
+      if (newestAcked.requestId().equals(last)) {
+        continue;
+      }
+      SentEvent actual = last == null ? null : byId.get(last);
+      if (actual != null && !actual.acked() && actual.event().isNewerThan(newestAcked)) {
+        appliedWithoutAck++; // reached the ingress, but its ack was lost: allowed
+        continue;
+      }
+      wrongFinal.add(run.getKey() + " is at " + last + ", newest is " + newestAcked.requestId());
+    }
+    checks.add(
+        check(
+            "each run's final state is its newest event",
+            wrongFinal,
+            runsWithAck
+                + " runs"
+                + (appliedWithoutAck > 0
+                    ? ", " + appliedWithoutAck + " at a newer event whose ack was lost"
+                    : "")));
+
+    List<String> apiMismatches = compareQueryApi(http, down.runs);
+    checks.add(
+        check(
+            "query API agrees with sume.runs", apiMismatches, down.runs.size() + " runs queried"));
+
+    Map<String, Long> counts = new LinkedHashMap<>();
+    counts.put("events generated", (long) sent.size());
+    counts.put("events acked", (long) acked.size());
+    counts.put("runs", (long) byRun.size());
+    counts.put("deliveries", ledger.deliveries());
+    counts.put("attempts", ledger.attempts());
+    counts.put("retries", ledger.retries());
+    counts.put("failed attempts: connection", ledger.failures(Failure.CONNECTION));
+    counts.put("failed attempts: timeout", ledger.failures(Failure.TIMEOUT));
+    counts.put("failed attempts: http error", ledger.failures(Failure.HTTP_ERROR));
+    counts.put("failed attempts: redirect", ledger.failures(Failure.REDIRECT));
+    counts.put("deliveries given up", ledger.gaveUpDeliveries());
+    counts.put("injected: redeliveries after ack", ledger.redeliveries());
+    counts.put("injected: concurrent copies", ledger.concurrentCopies());
+    counts.put("injected: reordered events", ledger.reordered());
+    counts.put("injected: slow acks", ledger.slowAcks());
+    counts.put("applied (sume.events)", (long) down.applied.size());
+    counts.put("stale (sume.events.stale)", (long) down.stale.size());
+    counts.put("duplicates caught by redis", metrics.count("duplicate", "redis"));
+    counts.put("duplicates caught by run store", metrics.count("duplicate", "store"));
+    counts.put("invalid", metrics.count("invalid"));
+    counts.put("lost", (long) lost.size());
+    counts.put("applied twice", (long) twice.size());
+    return new Report(checks, counts);
+  }
+
+  private static Check check(String name, List<String> failures, String okDetail) {
+    if (failures.isEmpty()) {
+      return new Check(name, true, okDetail);
+    }
+    return new Check(
+        name,
+        false,
+        failures.size()
+            + " failing, e.g. "
+            + String.join(", ", failures.subList(0, Math.min(EXAMPLES, failures.size()))));
+  }
+
+  private static List<String> orderRegressions(
+      Map<String, List<String>> appliedOrder, Map<String, SentEvent> byId) {
+    List<String> regressions = new ArrayList<>();
+    for (Map.Entry<String, List<String>> run : appliedOrder.entrySet()) {
+      SimulatedEvent previous = null;
+      for (String id : run.getValue()) {
+        SentEvent s = byId.get(id);
+        if (s == null) {
+          continue;
+        }
+        if (previous != null && !s.event().isNewerThan(previous)) {
+          regressions.add(run.getKey() + ": " + id + " after " + previous.requestId());
+        }
+        previous = s.event();
+      }
+    }
+    return regressions;
+  }
+
+  private List<String> compareQueryApi(HttpClient http, Map<String, JsonNode> runs) {
+    List<String> mismatches = new ArrayList<>();
+    for (Map.Entry<String, JsonNode> run : runs.entrySet()) {
+      URI uri =
+          target
+              .processorUri()
+              .resolve("/runs/" + URLEncoder.encode(run.getKey(), StandardCharsets.UTF_8));
+      try {
+        HttpResponse<String> response =
+            http.send(
+                HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() != 200) {
+          mismatches.add(run.getKey() + ": HTTP " + response.statusCode());
+          continue;
+        }
+        JsonNode api = json.readTree(response.body());
+        JsonNode topic = run.getValue();
+        for (String field : List.of("last_request_id", "last_created_at", "applied_count")) {
+          if (!api.path(field).asText().equals(topic.path(field).asText())) {
+            mismatches.add(
+                run.getKey()
+                    + ": "
+                    + field
+                    + " "
+                    + api.path(field).asText()
+                    + " (API) vs "
+                    + topic.path(field).asText()
+                    + " (sume.runs)");
+            break;
+          }
+        }
+      } catch (IOException e) {
+        mismatches.add(run.getKey() + ": " + e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        mismatches.add(run.getKey() + ": interrupted");
+        break;
+      }
+    }
+    return mismatches;
+  }
+
+  /** What the pipeline wrote. */
+  private static final class Downstream {
+    final Map<String, Integer> applied = new HashMap<>();
+    final Map<String, List<String>> appliedOrder = new HashMap<>();
+    final Set<String> stale = new HashSet<>();
+    final Map<String, JsonNode> runs = new HashMap<>();
+    long appliedRecords;
+  }
+
+  private Downstream read(Set<String> acked, Duration settleTimeout) {
+    Downstream down = new Downstream();
+    TopicNames t = target.topics();
+    Map<String, Object> config =
+        Map.of(
+            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+            target.bootstrapServers(),
+            ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+            "read_committed",
+            ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
+            false,
+            ConsumerConfig.MAX_POLL_RECORDS_CONFIG,
+            5000);
+    try (KafkaConsumer<String, byte[]> consumer =
+            new KafkaConsumer<>(config, new StringDeserializer(), new ByteArrayDeserializer());
+        Admin admin =
+            Admin.create(
+                Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, target.bootstrapServers()))) {
+      List<TopicPartition> partitions = new ArrayList<>();
+      for (String topic : List.of(t.events(), t.stale(), t.runs())) {
+        List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(30));
+        infos.forEach(i -> partitions.add(new TopicPartition(topic, i.partition())));
+      }
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      long deadline = System.nanoTime() + settleTimeout.toNanos();
+      long quietSince = -1;
+      while (true) {
+        int n = 0;
+        for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+          n++;
+          accept(down, r);
+        }
+        long now = System.nanoTime();
+        boolean settled =
+            n == 0
+                && caughtUp(consumer, partitions)
+                && allSeen(acked, down)
+                && ConsumerLag.of(admin, target.applicationId(), t.webhooks()) == 0;
+        if (!settled) {
+          quietSince = -1;
+        } else if (quietSince < 0) {
+          quietSince = now;
+        } else if (now - quietSince >= QUIET.toNanos()) {
+          break;
+        }
+        if (now > deadline) {
+          break; // check what we have; the checks name what is missing
+        }
+      }
+    }
+    return down;
+  }
+
+  private void accept(Downstream down, ConsumerRecord<String, byte[]> r) {
+    TopicNames t = target.topics();
+    String requestId = RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID);
+    if (r.topic().equals(t.events())) {
+      down.appliedRecords++;
+      if (requestId != null) {
+        down.applied.merge(requestId, 1, Integer::sum);
+        down.appliedOrder.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(requestId);
+      }
+    } else if (r.topic().equals(t.stale())) {
+      if (requestId != null) {
+        down.stale.add(requestId);
+      }
+    } else if (r.value() == null) {
+      down.runs.remove(r.key());
+    } else {
+      try {
+        down.runs.put(r.key(), json.readTree(r.value()));
+      } catch (IOException e) {
+        throw new IllegalStateException("unreadable run state for " + r.key(), e);
+      }
+    }
+  }
+
+  private static boolean caughtUp(
+      KafkaConsumer<String, byte[]> consumer, List<TopicPartition> partitions) {
+    Map<TopicPartition, Long> ends = consumer.endOffsets(partitions, Duration.ofSeconds(5));
+    for (TopicPartition tp : partitions) {
+      if (consumer.position(tp, Duration.ofSeconds(5)) < ends.get(tp)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean allSeen(Set<String> acked, Downstream down) {
+    for (String id : acked) {
+      if (!down.applied.containsKey(id) && !down.stale.contains(id)) {
+        return false;
+      }
+    }
+    return true;
+  }
+}
