@@ -2,7 +2,6 @@ package dev.runlane.local;
 
 import dev.runlane.common.config.Secret;
 import dev.runlane.common.kafka.TopicNames;
-import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.embedded.EmbeddedKafka;
 import dev.runlane.embedded.EmbeddedRedis;
@@ -11,7 +10,6 @@ import dev.runlane.ingress.IngressConfig;
 import dev.runlane.local.verify.PipelineVerifier;
 import dev.runlane.processor.ProcessorApp;
 import dev.runlane.processor.ProcessorConfig;
-import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.RedisDedup;
 import dev.runlane.processor.topology.FaultHook;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -206,28 +204,21 @@ public final class Stack implements AutoCloseable {
     // A per-stack key namespace: an earlier stack's "done" markers on a shared Redis must never
     // classify this stack's events (its broker and run store start empty).
     String stackId = Long.toString(new SecureRandom().nextLong() & Long.MAX_VALUE, 36);
-    return new ProcessorConfig(
-        bootstrap,
-        redisUri,
-        settings.processorPort(),
-        "localhost",
-        APPLICATION_ID,
-        stateDir,
-        TopicNames.defaults(),
-        new TopicSettings(settings.partitions(), TopicSettings.BROKER_DEFAULT),
-        true,
-        "runlane:local:" + stackId + ":dedup:",
-        Duration.ofSeconds(60),
-        Duration.ofHours(24),
-        Duration.ofMillis(1000),
-        RedisFailureMode.DEGRADE,
-        Duration.ofSeconds(60),
-        1,
-        256,
-        Duration.ofMillis(20),
-        Duration.ofMillis(100),
-        Duration.ofSeconds(6),
-        "exactly_once_v2");
+    return ProcessorConfig.fromEnv(
+            Map.of(
+                "KAFKA_BOOTSTRAP_SERVERS",
+                bootstrap,
+                "REDIS_URL",
+                redisUri.toString(),
+                "PROCESSOR_APPLICATION_ID",
+                APPLICATION_ID,
+                "PROCESSOR_STATE_DIR",
+                stateDir.toString(),
+                "DEDUP_KEY_PREFIX",
+                "runlane:local:" + stackId + ":dedup:",
+                "TOPIC_PARTITIONS",
+                Integer.toString(settings.partitions())))
+        .withPort(settings.processorPort());
   }
 
   private static void awaitRunning(ProcessorApp processor) {

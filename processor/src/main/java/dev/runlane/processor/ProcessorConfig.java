@@ -111,6 +111,35 @@ public record ProcessorConfig(
     return warnings;
   }
 
+  /**
+   * The same settings on another admin port; 0 binds a free one. For embedding (tests, the local
+   * stack, benchmarks), where the environment's 1-65535 rule is too strict.
+   */
+  public ProcessorConfig withPort(int port) {
+    return new ProcessorConfig(
+        bootstrapServers,
+        redisUri,
+        port,
+        advertisedHost,
+        applicationId,
+        stateDir,
+        topics,
+        topicSettings,
+        dedupEnabled,
+        dedupKeyPrefix,
+        claimTtl,
+        doneTtl,
+        redisTimeout,
+        redisFailureMode,
+        redisBlockTimeout,
+        streamThreads,
+        batchSize,
+        batchInterval,
+        commitInterval,
+        sessionTimeout,
+        processingGuarantee);
+  }
+
   public RedisDedupSettings redisDedupSettings() {
     return new RedisDedupSettings(
         redisUri, dedupKeyPrefix, claimTtl, doneTtl, redisTimeout, Duration.ofSeconds(1));

@@ -3,9 +3,7 @@ package dev.runlane.processor;
 import static org.awaitility.Awaitility.await;
 
 import dev.runlane.common.kafka.TopicNames;
-import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.common.metrics.Metrics;
-import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.RedisDedup;
 import dev.runlane.processor.topology.FaultHook;
@@ -72,29 +70,24 @@ final class ProcessorHarness implements AutoCloseable {
     this.producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
   }
 
-  ProcessorConfig config(RedisFailureMode mode) {
-    return new ProcessorConfig(
-        bootstrap,
-        redisUri,
-        0,
-        "localhost",
-        applicationId,
-        stateDir,
-        topics,
-        new TopicSettings(3, (short) 1),
-        true,
-        keyPrefix,
-        Duration.ofSeconds(60),
-        Duration.ofHours(24),
-        Duration.ofMillis(500),
-        mode,
-        Duration.ofSeconds(5),
-        1,
-        batchSize,
-        Duration.ofMillis(20),
-        Duration.ofMillis(100),
-        Duration.ofSeconds(6),
-        "exactly_once_v2");
+  ProcessorConfig config() {
+    return ProcessorConfig.fromEnv(
+            Map.ofEntries(
+                Map.entry("KAFKA_BOOTSTRAP_SERVERS", bootstrap),
+                Map.entry("REDIS_URL", redisUri.toString()),
+                Map.entry("PROCESSOR_APPLICATION_ID", applicationId),
+                Map.entry("PROCESSOR_STATE_DIR", stateDir.toString()),
+                Map.entry("DEDUP_KEY_PREFIX", keyPrefix),
+                Map.entry("REDIS_TIMEOUT_MS", "500"),
+                Map.entry("PROCESSOR_BATCH_SIZE", Integer.toString(batchSize)),
+                Map.entry("TOPIC_WEBHOOKS", topics.webhooks()),
+                Map.entry("TOPIC_DLQ", topics.dlq()),
+                Map.entry("TOPIC_EVENTS", topics.events()),
+                Map.entry("TOPIC_STALE", topics.stale()),
+                Map.entry("TOPIC_RUNS", topics.runs()),
+                Map.entry("TOPIC_PARTITIONS", "3"),
+                Map.entry("TOPIC_REPLICATION_FACTOR", "1")))
+        .withPort(0);
   }
 
   ProcessorHarness start() {
@@ -102,7 +95,7 @@ final class ProcessorHarness implements AutoCloseable {
   }
 
   ProcessorHarness start(FaultHook hook) {
-    ProcessorConfig config = config(RedisFailureMode.DEGRADE);
+    ProcessorConfig config = config();
     registry = Metrics.newRegistry("processor");
     Dedup dedup = new RedisDedup(config.redisDedupSettings(), registry);
     app = ProcessorApp.start(config, dedup, registry, hook);
