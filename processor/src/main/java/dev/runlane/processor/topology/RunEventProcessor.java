@@ -145,12 +145,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       return;
     }
     Map<String, Claim> claims = claim(requestIds);
-    if (claims == null) {
-      return; // blocked on Redis: everything stays parked
-    }
     List<String> toMarkDone = new ArrayList<>();
     Set<String> decided = new HashSet<>();
-    Set<String> waitingIds = new HashSet<>();
     Map<Outcome, Integer> counts = new EnumMap<>(Outcome.class);
     try {
       for (KeyValue<Long, PendingEvent> kv : batch) {
@@ -160,10 +156,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         }
         Claim claim = claims.get(event.requestId());
         if (claim != Claim.UNAVAILABLE && !decided.add(event.requestId())) {
-          claim =
-              waitingIds.contains(event.requestId())
-                  ? Claim.PROCESSING_BY_OTHER
-                  : Claim.EARLIER_IN_BATCH;
+          claim = Claim.EARLIER_IN_BATCH;
         }
         RunState current = runs.get(event.runId());
         Outcome outcome =
@@ -171,7 +164,6 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
                 claim, RunState.order(current, event.createdAt(), event.requestId()));
         if (outcome == Outcome.WAIT) {
           waitingRuns.add(event.runId());
-          waitingIds.add(event.requestId());
           decided.remove(event.requestId());
           continue;
         }
@@ -195,17 +187,21 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     metrics.batch(batch.size());
   }
 
-  /** Claims the batch's ids; all {@code UNAVAILABLE} when Redis is down, null to hold the batch. */
+  /**
+   * Claims the batch's ids. When Redis does not answer: all {@code UNAVAILABLE} in degrade mode; in
+   * block mode, retries until the block timeout, then fails the thread.
+   */
   private Map<String, Claim> claim(Collection<String> requestIds) {
+    if (!dedup.enabled()) {
+      return allUnavailable(requestIds);
+    }
     long deadline = System.nanoTime() + settings.redisBlockTimeout().toNanos();
     while (true) {
       try {
         return dedup.claim(requestIds, owner);
       } catch (DedupUnavailableException e) {
-        if (!dedup.enabled() || settings.redisFailureMode() == RedisFailureMode.DEGRADE) {
-          Map<String, Claim> unavailable = new HashMap<>();
-          requestIds.forEach(id -> unavailable.put(id, Claim.UNAVAILABLE));
-          return unavailable;
+        if (settings.redisFailureMode() == RedisFailureMode.DEGRADE) {
+          return allUnavailable(requestIds);
         }
         if (System.nanoTime() - deadline > 0) {
           throw new IllegalStateException(
@@ -214,6 +210,12 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         parkOneBackoff();
       }
     }
+  }
+
+  private static Map<String, Claim> allUnavailable(Collection<String> requestIds) {
+    Map<String, Claim> unavailable = new HashMap<>();
+    requestIds.forEach(id -> unavailable.put(id, Claim.UNAVAILABLE));
+    return unavailable;
   }
 
   private static void parkOneBackoff() {
