@@ -1,0 +1,108 @@
+package dev.runlane.bench;
+
+import dev.runlane.common.kafka.TopicEnsurer;
+import dev.runlane.common.kafka.TopicSettings;
+import dev.runlane.embedded.EmbeddedKafka;
+import dev.runlane.embedded.EmbeddedRedis;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+
+/** What the stages share: the run mode, the broker, an owned Redis, the results. */
+final class BenchContext implements AutoCloseable {
+  static final int PARTITIONS = 12;
+
+  final boolean quick;
+  final Results results;
+  final String jar;
+  private EmbeddedKafka kafka;
+  private EmbeddedRedis redis;
+
+  /**
+   * The ingress capacity (highest rate kept up, p99 < 100 ms) when the ingress stage ran, else 0.
+   */
+  double ingressSustainableRate;
+
+  BenchContext(boolean quick, Results results, String jar) {
+    this.quick = quick;
+    this.results = results;
+    this.jar = jar;
+  }
+
+  synchronized EmbeddedKafka kafka() {
+    if (kafka == null) {
+      kafka = EmbeddedKafka.start();
+    }
+    return kafka;
+  }
+
+  String bootstrap() {
+    return kafka().bootstrapServers();
+  }
+
+  /** A Redis server this run owns (so it may flush it and read INFO memory). */
+  synchronized EmbeddedRedis redis() {
+    if (redis == null) {
+      redis = EmbeddedRedis.startOwned();
+    }
+    return redis;
+  }
+
+  void createTopics(String... names) {
+    try (Admin admin =
+        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
+      TopicEnsurer.ensure(
+          admin,
+          java.util.Arrays.stream(names)
+              .map(n -> TopicEnsurer.plain(n, new TopicSettings(PARTITIONS, (short) 1)))
+              .toList(),
+          Duration.ofSeconds(30));
+      awaitLeaders(admin, List.of(names));
+    }
+  }
+
+  /**
+   * Waits until every partition of the topics has a leader: a producer that starts writing to a
+   * just-created topic before that sees UNKNOWN_TOPIC_OR_PARTITION, and an idempotent one then got
+   * stuck on OutOfOrderSequence for some partitions in this setup (see BENCHMARKS.md).
+   */
+  private static void awaitLeaders(Admin admin, List<String> topics) {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (System.nanoTime() < deadline) {
+      try {
+        boolean ready =
+            admin.describeTopics(topics).allTopicNames().get().values().stream()
+                .flatMap(d -> d.partitions().stream())
+                .allMatch(p -> p.leader() != null && !p.leader().isEmpty());
+        if (ready) {
+          java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(500).toNanos());
+          return;
+        }
+      } catch (Exception e) {
+        // not yet
+      }
+      java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
+    }
+  }
+
+  /** The command that reproduces one stage. */
+  String command(String stage) {
+    return "java -jar bench/target/runlane-bench.jar" + (quick ? " --quick " : " ") + stage;
+  }
+
+  static List<String> allStages() {
+    return List.of("verification", "ingress", "processor", "e2e", "recovery");
+  }
+
+  @Override
+  public synchronized void close() {
+    if (redis != null) {
+      redis.close();
+    }
+    if (kafka != null) {
+      kafka.close();
+    }
+  }
+}

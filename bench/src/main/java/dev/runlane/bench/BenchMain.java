@@ -1,0 +1,84 @@
+package dev.runlane.bench;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * {@code java -jar bench/target/runlane-bench.jar [--quick] [--out DIR] [stage...]}: runs the
+ * stages (all when none is named) and prints the table; writes {@code bench-results.json} and
+ * {@code bench-results.md} to {@code bench/target} (or {@code --out}).
+ */
+public final class BenchMain {
+  private BenchMain() {}
+
+  public static void main(String[] args) throws Exception {
+    if (System.getProperty("logback.configurationFile") == null) {
+      System.setProperty("logback.configurationFile", "runlane-bench-logback.xml");
+    }
+    boolean quick = false;
+    Path out = Files.isDirectory(Path.of("bench")) ? Path.of("bench", "target") : Path.of(".");
+    List<String> stages = new ArrayList<>();
+    for (int i = 0; i < args.length; i++) {
+      String a = args[i];
+      switch (a) {
+        case "--quick" -> quick = true;
+        case "--out" -> out = Path.of(args[++i]);
+        case "-h", "--help" -> {
+          System.out.println(
+              "usage: java -jar runlane-bench.jar [--quick] [--out DIR] [stage...]\n  stages: "
+                  + String.join(" ", BenchContext.allStages())
+                  + " (default: all)");
+          return;
+        }
+        default -> {
+          String s = a.toLowerCase(Locale.ROOT);
+          if (!BenchContext.allStages().contains(s)) {
+            System.err.println("unknown stage '" + a + "'; stages: " + BenchContext.allStages());
+            System.exit(2);
+          }
+          stages.add(s);
+        }
+      }
+    }
+    if (stages.isEmpty()) {
+      stages.addAll(BenchContext.allStages());
+    }
+    // Run in the canonical order: e2e needs the ingress result.
+    List<String> ordered = BenchContext.allStages().stream().filter(stages::contains).toList();
+    String jar = BenchMain.class.getProtectionDomain().getCodeSource().getLocation().getPath();
+    Results results = new Results(quick ? "quick" : "full");
+    int failures = 0;
+    try (BenchContext ctx = new BenchContext(quick, results, jar)) {
+      for (String stage : ordered) {
+        System.out.printf("%n== %s == start %s%n", stage, java.time.Instant.now());
+        long t0 = System.nanoTime();
+        try {
+          switch (stage) {
+            case "verification" -> new VerifyStage(ctx).run();
+            case "ingress" -> new IngressStage(ctx).run();
+            case "processor" -> new ProcessorStage(ctx).run();
+            case "e2e" -> new EndToEndStage(ctx).run();
+            case "recovery" -> new RecoveryStage(ctx).run();
+            default -> throw new IllegalStateException(stage);
+          }
+        } catch (Exception | Error e) {
+          failures++;
+          results.note(stage, "FAILED: " + e);
+          e.printStackTrace();
+        }
+        System.out.printf(
+            "== %s done in %.0f s == end %s%n",
+            stage, (System.nanoTime() - t0) / 1e9, java.time.Instant.now());
+        results.write(out); // keep what we have if a later stage hangs
+      }
+    }
+    System.out.printf("%n%s", results.table());
+    results.write(out);
+    System.out.printf(
+        "%nwrote %s and %s%n", out.resolve("bench-results.json"), out.resolve("bench-results.md"));
+    System.exit(failures == 0 ? 0 : 1);
+  }
+}

@@ -1,0 +1,331 @@
+package dev.runlane.bench;
+
+import dev.runlane.common.kafka.RecordHeaders;
+import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.common.metrics.Metrics;
+import dev.runlane.ingress.IngressApp;
+import dev.runlane.ingress.IngressConfig;
+import dev.runlane.processor.ProcessorApp;
+import dev.runlane.processor.ProcessorConfig;
+import dev.runlane.processor.dedup.RedisDedup;
+import dev.runlane.processor.topology.FaultHook;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.streams.KafkaStreams;
+
+/**
+ * Stage 4: latency from the ingress's 200 to the event being visible to a read_committed consumer
+ * of the applied-events topic, at half of the ingress's sustainable rate; next to Kafka's own
+ * {@code EndToEndLatency} tool on the same broker, in the same run.
+ */
+final class EndToEndStage {
+  static final String STAGE = "e2e";
+  static final double DEFAULT_RATE = 3000;
+
+  private final BenchContext ctx;
+
+  EndToEndStage(BenchContext ctx) {
+    this.ctx = ctx;
+  }
+
+  void run() throws Exception {
+    Results res = ctx.results;
+    res.command(
+        STAGE,
+        ctx.command(STAGE) + "   (rate = half of the ingress stage's result when run together)");
+    double rate =
+        ctx.ingressSustainableRate > 0
+            ? Math.floor(ctx.ingressSustainableRate / 2 / 100) * 100
+            : DEFAULT_RATE;
+    res.note(
+        STAGE,
+        ctx.ingressSustainableRate > 0
+            ? String.format(
+                "rate %,.0f/s = half of the ingress capacity measured above (%,.0f/s kept up, p99 < 100 ms)",
+                rate, ctx.ingressSustainableRate)
+            : String.format(
+                "rate %,.0f/s (default: the ingress stage did not run in this invocation)", rate));
+    String bootstrap = ctx.bootstrap();
+    TopicNames topics =
+        new TopicNames("e2e.webhooks", "e2e.dlq", "e2e.events", "e2e.stale", "e2e.runs");
+    ctx.createTopics(topics.webhooks(), topics.dlq(), topics.events(), topics.stale());
+    Map<String, String> env = new HashMap<>();
+    env.put("KAFKA_BOOTSTRAP_SERVERS", bootstrap);
+    env.put("SUME_SIGNING_SECRETS", Webhooks.SECRET.reveal());
+    env.put("INGRESS_HOST", "127.0.0.1");
+    env.put("TOPIC_WEBHOOKS", topics.webhooks());
+    env.put("TOPIC_DLQ", topics.dlq());
+    env.put("TOPIC_EVENTS", topics.events());
+    env.put("TOPIC_STALE", topics.stale());
+    env.put("TOPIC_RUNS", topics.runs());
+    IngressConfig ingressConfig = IngressConfig.fromEnv(env).withPorts(0, 0);
+    ProcessorConfig processorConfig =
+        ProcessorStage.config(bootstrap, ctx.redis(), "bench-e2e", topics, true);
+    PrometheusMeterRegistry processorRegistry = Metrics.newRegistry("processor");
+
+    Duration warmup = Duration.ofSeconds(ctx.quick ? 3 : 5);
+    Duration measure = Duration.ofSeconds(ctx.quick ? 10 : 20);
+    Webhooks webhooks = new Webhooks(4, IngressStage.RUNS, IngressStage.BODY_BYTES);
+
+    try (IngressApp ingress = IngressApp.start(ingressConfig, Metrics.newRegistry("ingress"));
+        ProcessorApp processor =
+            ProcessorApp.start(
+                processorConfig,
+                new RedisDedup(processorConfig.redisDedupSettings(), processorRegistry),
+                processorRegistry,
+                FaultHook.NONE);
+        OpenLoopLoad load = new OpenLoopLoad(256, 1)) {
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (processor.streams().state() != KafkaStreams.State.RUNNING) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("processor not RUNNING after 60 s");
+        }
+        LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
+      }
+      KafkaTool tool = null;
+      for (double r : rate > 1000 ? new double[] {1000, rate} : new double[] {rate}) {
+        Latency.Summary s =
+            measure(load, ingress.port(), bootstrap, topics, r, warmup, measure, webhooks);
+        if (tool == null) {
+          // Kafka's own tool, same broker, same run, while the pipeline is idle.
+          tool = kafkaTool(bootstrap, ctx.quick ? 2000 : 10000);
+          res.add(
+              new Results.Row(
+                  STAGE,
+                  "Kafka EndToEndLatency avg (acks=all, 2048 B)",
+                  tool.avg(),
+                  "ms",
+                  "",
+                  Double.NaN,
+                  Double.NaN,
+                  "",
+                  null));
+          res.note(
+              STAGE,
+              "Kafka tool: org.apache.kafka.tools.EndToEndLatency (kafka-tools "
+                  + "4.4.0) driven in-process (its main logic, System.out captured), "
+                  + tool.args()
+                  + "; it is closed-loop (one record at a time, linger 0, no transactions) and"
+                  + " prints percentiles in whole ms (ratios use at least 1 ms); output: "
+                  + tool.output().replace('\n', ' ').trim());
+        }
+        boolean half = r == rate;
+        res.add(
+            new Results.Row(
+                STAGE,
+                String.format("ingress 200 -> visible in events, p50 @ %,.0f/s", r),
+                s.p50(),
+                "ms",
+                "Kafka EndToEndLatency p50",
+                tool.p50(),
+                s.p50() / Math.max(tool.p50(), 1.0),
+                "",
+                null));
+        res.add(
+            new Results.Row(
+                STAGE,
+                String.format("ingress 200 -> visible in events, p99 @ %,.0f/s", r),
+                s.p99(),
+                "ms",
+                "Kafka EndToEndLatency p99",
+                tool.p99(),
+                s.p99() / Math.max(tool.p99(), 1.0),
+                half ? "<= 200 ms at half load" : "",
+                half ? s.p99() <= 200 : null));
+      }
+    }
+  }
+
+  private Latency.Summary measure(
+      OpenLoopLoad load,
+      int port,
+      String bootstrap,
+      TopicNames topics,
+      double rate,
+      Duration warmup,
+      Duration measure,
+      Webhooks webhooks)
+      throws Exception {
+    int total = (int) Math.ceil(rate * (warmup.toSeconds() + measure.toSeconds())) + 10;
+    Webhooks.Signed[] requests = webhooks.batch(total); // unique request_ids, matched on output
+    Latency latency = new Latency();
+    Map<String, Long> answered = new ConcurrentHashMap<>();
+    Map<String, Long> seenEarly = new ConcurrentHashMap<>();
+    AtomicLong matched = new AtomicLong();
+    AtomicBoolean stop = new AtomicBoolean();
+    Map<String, Boolean> measuredIds = new ConcurrentHashMap<>();
+    Thread reader =
+        new Thread(
+            () ->
+                readEvents(
+                    bootstrap,
+                    topics.events(),
+                    stop,
+                    answered,
+                    seenEarly,
+                    measuredIds,
+                    latency,
+                    matched),
+            "e2e-reader");
+    reader.start();
+    OpenLoopLoad.Result result =
+        load.run(
+            port,
+            rate,
+            warmup,
+            measure,
+            i -> requests[(int) i],
+            (w, nanos, measured) -> {
+              if (!measured) {
+                return;
+              }
+              measuredIds.put(w.requestId(), Boolean.TRUE);
+              Long early = seenEarly.remove(w.requestId());
+              if (early != null) {
+                latency.recordNanos(early - nanos);
+                matched.incrementAndGet();
+              } else {
+                answered.put(w.requestId(), nanos);
+              }
+            });
+    long wait = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    while (matched.get() < result.ok() && System.nanoTime() < wait) {
+      LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
+    }
+    stop.set(true);
+    reader.join(10_000);
+    Latency.Summary s = latency.summary();
+    System.out.printf("  e2e @ %,.0f/s: %s; ingress %s%n", rate, s, result);
+    ctx.results.note(
+        STAGE,
+        String.format(
+            "@ %,.0f/s: %,d requests answered 200 in the measured window, %,d seen in %s"
+                + " (read_committed); ingress answer latency (intended start -> 200): %s",
+            rate, result.ok(), matched.get(), topics.events(), result.latency()));
+    return s;
+  }
+
+  private static void readEvents(
+      String bootstrap,
+      String topic,
+      AtomicBoolean stop,
+      Map<String, Long> answered,
+      Map<String, Long> seenEarly,
+      Map<String, Boolean> measuredIds,
+      Latency latency,
+      AtomicLong matched) {
+    Map<String, Object> c = new HashMap<>();
+    c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    c.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 5);
+    try (KafkaConsumer<byte[], byte[]> consumer =
+        new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      List<TopicPartition> parts =
+          consumer.partitionsFor(topic).stream()
+              .map(p -> new TopicPartition(topic, p.partition()))
+              .toList();
+      consumer.assign(parts);
+      consumer.seekToBeginning(parts);
+      while (!stop.get()) {
+        var records = consumer.poll(Duration.ofMillis(20));
+        long now = System.nanoTime();
+        for (ConsumerRecord<byte[], byte[]> r : records) {
+          String id = RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID);
+          if (id == null) {
+            continue;
+          }
+          Long at = answered.remove(id);
+          if (at != null) {
+            latency.recordNanos(now - at);
+            matched.incrementAndGet();
+          } else if (!measuredIds.containsKey(id)) {
+            seenEarly.put(id, now); // answer not processed yet, or a warm-up request
+          }
+        }
+      }
+    }
+  }
+
+  record KafkaTool(double avg, double p50, double p99, double p999, String args, String output) {}
+
+  /**
+   * Runs {@code org.apache.kafka.tools.EndToEndLatency} in this JVM ({@code mainNoExit}, so it
+   * cannot exit the JVM) and parses what it prints.
+   */
+  static synchronized KafkaTool kafkaTool(String bootstrap, int records) throws Exception {
+    Path config = Files.createTempFile("e2e-tool", ".properties");
+    Files.writeString(config, "isolation.level=read_committed\n");
+    String[] args = {
+      "--bootstrap-server",
+      bootstrap,
+      "--topic",
+      "bench.kafka-e2e",
+      "--num-records",
+      Integer.toString(records),
+      "--producer-acks",
+      "all",
+      "--record-size",
+      "2048",
+      "--command-config",
+      config.toString()
+    };
+    Class<?> tool = Class.forName("org.apache.kafka.tools.EndToEndLatency");
+    Method m = tool.getDeclaredMethod("mainNoExit", String[].class);
+    m.setAccessible(true);
+    PrintStream original = System.out;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    int rc;
+    try (PrintStream capture = new PrintStream(captured, true, StandardCharsets.UTF_8)) {
+      System.setOut(capture);
+      rc = (int) m.invoke(null, (Object) args);
+    } finally {
+      System.setOut(original);
+    }
+    String out = captured.toString(StandardCharsets.UTF_8);
+    if (rc != 0) {
+      throw new IllegalStateException("EndToEndLatency exited " + rc + ": " + out);
+    }
+    Matcher avg = Pattern.compile("Avg latency: ([0-9.]+) ms").matcher(out);
+    Matcher pct =
+        Pattern.compile("Percentiles: 50th = (\\d+), 99th = (\\d+), 99.9th = (\\d+)").matcher(out);
+    if (!avg.find() || !pct.find()) {
+      throw new IllegalStateException("cannot parse EndToEndLatency output: " + out);
+    }
+    System.out.print(
+        "  kafka EndToEndLatency: "
+            + out.lines()
+                .filter(l -> l.contains("atenc") || l.contains("Percentiles"))
+                .reduce("", (a, b) -> a + b + "; ")
+            + "\n");
+    return new KafkaTool(
+        Double.parseDouble(avg.group(1)),
+        Double.parseDouble(pct.group(1)),
+        Double.parseDouble(pct.group(2)),
+        Double.parseDouble(pct.group(3)),
+        String.join(" ", args).replace(config.toString(), "<isolation.level=read_committed>"),
+        out.lines()
+            .filter(l -> l.startsWith("Avg") || l.startsWith("Percentiles"))
+            .reduce("", (a, b) -> a + b + "\n"));
+  }
+}

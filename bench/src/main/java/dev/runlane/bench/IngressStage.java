@@ -1,0 +1,322 @@
+package dev.runlane.bench;
+
+import dev.runlane.common.kafka.RecordHeaders;
+import dev.runlane.common.metrics.Metrics;
+import dev.runlane.ingress.IngressApp;
+import dev.runlane.ingress.IngressConfig;
+import dev.runlane.ingress.publish.ProducerSettings;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Headers;
+
+/**
+ * Stage 1: the ingress under an open-loop load, next to the bare produce-and-wait harness (same
+ * server framework, loops, producer settings, records and client) and the raw async producer.
+ */
+final class IngressStage {
+  static final String STAGE = "ingress";
+  static final int BODY_BYTES = 2048;
+  static final int RUNS = 100_000;
+  static final double P99_LIMIT_MS = 10.0;
+  private static final int RING = 16_384;
+  private static final int CONNECTIONS = 256;
+
+  private final BenchContext ctx;
+
+  IngressStage(BenchContext ctx) {
+    this.ctx = ctx;
+  }
+
+  void run() throws Exception {
+    Results res = ctx.results;
+    res.command(STAGE, ctx.command(STAGE));
+    String bootstrap = ctx.bootstrap();
+    ctx.createTopics("bench.ingress.webhooks", "bench.ingress.dlq", "bench.bare", "bench.raw");
+    Map<String, String> env = new HashMap<>();
+    env.put("KAFKA_BOOTSTRAP_SERVERS", bootstrap);
+    env.put("SUME_SIGNING_SECRETS", Webhooks.SECRET.reveal());
+    env.put("INGRESS_HOST", "127.0.0.1");
+    env.put("TOPIC_WEBHOOKS", "bench.ingress.webhooks");
+    env.put("TOPIC_DLQ", "bench.ingress.dlq");
+    env.put("TOPIC_PARTITIONS", Integer.toString(BenchContext.PARTITIONS));
+    IngressConfig config = IngressConfig.fromEnv(env).withPorts(0, 0);
+    Map<String, Object> producerConfig =
+        ProducerSettings.producerConfig(
+            bootstrap,
+            config.ackTimeout(),
+            config.producerMaxBlock(),
+            config.maxBodyBytes(),
+            "bench-bare");
+    Duration warmup = Duration.ofSeconds(ctx.quick ? 2 : 4);
+    Duration measure = Duration.ofSeconds(ctx.quick ? 5 : 10);
+    Webhooks webhooks = new Webhooks(1, RUNS, BODY_BYTES);
+    try (IngressApp ingress = IngressApp.start(config, Metrics.newRegistry("ingress"));
+        BareHarness bare = new BareHarness(producerConfig, "bench.bare", config.eventLoops());
+        OpenLoopLoad load = new OpenLoopLoad(CONNECTIONS, 1)) {
+      res.note(
+          STAGE,
+          String.format(
+              "%d B signed bodies (random base64 payload, incompressible for lz4), %d run ids,"
+                  + " %d event loops on each server, client: Vert.x, 1 event loop, %d connections;"
+                  + " warm-up %d s discarded, %d s measured per step; broker, servers and load"
+                  + " generator share %d cores",
+              webhooks.next().body().length,
+              RUNS,
+              config.eventLoops(),
+              CONNECTIONS,
+              warmup.toSeconds(),
+              measure.toSeconds(),
+              Runtime.getRuntime().availableProcessors()));
+      // JIT warm-up of both paths, discarded.
+      for (int port : new int[] {bare.port(), ingress.port()}) {
+        Webhooks.Signed[] ring = webhooks.batch(RING);
+        load.run(
+            port,
+            3000,
+            Duration.ofSeconds(ctx.quick ? 3 : 6),
+            Duration.ofSeconds(1),
+            i -> ring[(int) (i % RING)],
+            null);
+      }
+
+      // Fixed rates: 1k/s and 5k/s.
+      for (int rate : new int[] {1000, 5000}) {
+        OpenLoopLoad.Result b = step(load, bare.port(), rate, warmup, measure, webhooks, "bare");
+        OpenLoopLoad.Result i =
+            step(load, ingress.port(), rate, warmup, measure, webhooks, "ingress");
+        String at = String.format("at %,d/s", rate);
+        res.add(row("p50 " + at, i.latency().p50(), b.latency().p50(), "", null));
+        res.add(
+            row(
+                "p99 " + at,
+                i.latency().p99(),
+                b.latency().p99(),
+                "< 10 ms",
+                i.latency().p99() < P99_LIMIT_MS));
+        res.add(row("p99.9 " + at, i.latency().p999(), b.latency().p999(), "", null));
+      }
+
+      // Step rates: the highest rate kept up with at p99 < 10 ms, and the highest kept up with at
+      // all (p99 < 100 ms): bare and ingress alternate at each step so drift hits both alike.
+      int[] steps =
+          ctx.quick
+              ? new int[] {2000, 4000, 6000, 8000, 10000, 12000, 14000, 16000}
+              : new int[] {2000, 4000, 6000, 8000, 9000, 10000, 11000, 12000, 14000, 16000, 18000};
+      Search bareSearch = new Search("bare");
+      Search ingressSearch = new Search("ingress");
+      List<String> trace = new ArrayList<>();
+      for (int rate : steps) {
+        for (Search s : List.of(bareSearch, ingressSearch)) {
+          if (s.done) {
+            continue;
+          }
+          int port = s == bareSearch ? bare.port() : ingress.port();
+          OpenLoopLoad.Result r = step(load, port, rate, warmup, measure, webhooks, s.name);
+          trace.add(s.name + " " + r);
+          s.offer(r);
+        }
+        if (bareSearch.done && ingressSearch.done) {
+          break;
+        }
+      }
+      double bestIngress = ingressSearch.under10;
+      double bestBare = bareSearch.under10;
+      ctx.ingressSustainableRate = ingressSearch.capacity;
+      res.add(
+          new Results.Row(
+              STAGE,
+              "accepted webhooks/s at p99 < 10 ms (step)",
+              bestIngress,
+              "req/s",
+              "bare produce-and-wait harness",
+              bestBare,
+              bestBare == 0 ? Double.NaN : bestIngress / bestBare,
+              ">= 0.9x bare, >= 10k/s",
+              bestBare > 0 && bestIngress >= 0.9 * bestBare && bestIngress >= 10_000));
+      res.add(
+          new Results.Row(
+              STAGE,
+              "max accepted webhooks/s kept up (p99 < 100 ms)",
+              ingressSearch.capacity,
+              "req/s",
+              "bare produce-and-wait harness",
+              bareSearch.capacity,
+              bareSearch.capacity == 0 ? Double.NaN : ingressSearch.capacity / bareSearch.capacity,
+              ">= 0.9x bare",
+              bareSearch.capacity > 0 && ingressSearch.capacity >= 0.9 * bareSearch.capacity));
+
+      // The raw async producer, same records and settings (max.block.ms raised: it is the
+      // producer's own ceiling, so send() may wait for buffer space).
+      Map<String, Object> raw = new HashMap<>(producerConfig);
+      raw.put(ProducerConfig.CLIENT_ID_CONFIG, "bench-raw");
+      raw.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 60_000);
+      double rawRate = rawProducer(raw, "bench.raw", webhooks, warmup, measure);
+      res.add(
+          new Results.Row(
+              STAGE,
+              "raw async producer, same records",
+              rawRate,
+              "rec/s",
+              "",
+              Double.NaN,
+              Double.NaN,
+              "",
+              null));
+      res.add(
+          new Results.Row(
+              STAGE,
+              "ingress capacity / raw async producer",
+              ingressSearch.capacity / rawRate,
+              "ratio",
+              "raw async producer",
+              rawRate,
+              ingressSearch.capacity / rawRate,
+              "",
+              null));
+      res.add(
+          new Results.Row(
+              STAGE,
+              "bare capacity / raw async producer",
+              bareSearch.capacity / rawRate,
+              "ratio",
+              "raw async producer",
+              rawRate,
+              bareSearch.capacity / rawRate,
+              "",
+              null));
+      for (String t : trace) {
+        res.note(STAGE, "step " + t);
+      }
+    }
+  }
+
+  /** The step search of one server. */
+  static final class Search {
+    final String name;
+    double under10;
+    double capacity;
+    boolean done;
+    private int misses;
+
+    Search(String name) {
+      this.name = name;
+    }
+
+    /**
+     * Stops after the first step that did not keep up (errors, under 99% answered, p99 >= 100 ms).
+     */
+    void offer(OpenLoopLoad.Result r) {
+      boolean keptUp = r.keptUp() && r.latency().p99() < 100;
+      if (!keptUp) {
+        done = true;
+        return;
+      }
+      capacity = Math.max(capacity, r.achieved());
+      if (r.latency().p99() < P99_LIMIT_MS) {
+        under10 = Math.max(under10, r.achieved());
+        misses = 0;
+      } else {
+        misses++;
+      }
+    }
+  }
+
+  private OpenLoopLoad.Result step(
+      OpenLoopLoad load,
+      int port,
+      int rate,
+      Duration warmup,
+      Duration measure,
+      Webhooks webhooks,
+      String name) {
+    Webhooks.Signed[] ring = webhooks.batch(RING); // fresh timestamps for each step
+    OpenLoopLoad.Result r =
+        load.run(port, rate, warmup, measure, i -> ring[(int) (i % RING)], null);
+    System.out.printf("  %-8s %s%n", name, r);
+    return r;
+  }
+
+  private static Results.Row row(
+      String figure, double ingress, double bare, String target, Boolean met) {
+    return new Results.Row(
+        STAGE,
+        figure,
+        ingress,
+        "ms",
+        "bare produce-and-wait harness",
+        bare,
+        bare == 0 ? Double.NaN : ingress / bare,
+        target,
+        met);
+  }
+
+  /** Acked records/s of an async producer sending as fast as send() allows. */
+  static double rawProducer(
+      Map<String, Object> config,
+      String topic,
+      Webhooks webhooks,
+      Duration warmup,
+      Duration measure) {
+    Webhooks.Signed[] ring = webhooks.batch(RING);
+    List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>(RING);
+    for (Webhooks.Signed w : ring) {
+      long now = System.currentTimeMillis();
+      ProducerRecord<byte[], byte[]> record =
+          new ProducerRecord<>(
+              topic, null, now, w.runId().getBytes(StandardCharsets.UTF_8), w.body());
+      records.add(record);
+    }
+    AtomicLong acked = new AtomicLong();
+    try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config)) {
+      BareHarness.awaitMetadata(producer, topic);
+      long start = System.nanoTime();
+      long measureFrom = start + warmup.toNanos();
+      long end = measureFrom + measure.toNanos();
+      long ackedAtStart = -1;
+      int i = 0;
+      while (true) {
+        long now = System.nanoTime();
+        if (ackedAtStart < 0 && now >= measureFrom) {
+          ackedAtStart = acked.get();
+        }
+        if (now >= end) {
+          break;
+        }
+        Webhooks.Signed w = ring[i % RING];
+        ProducerRecord<byte[], byte[]> base = records.get(i % RING);
+        ProducerRecord<byte[], byte[]> record =
+            new ProducerRecord<>(topic, null, System.currentTimeMillis(), base.key(), base.value());
+        Headers h = record.headers();
+        RecordHeaders.put(h, RecordHeaders.REQUEST_ID, w.requestId());
+        RecordHeaders.put(h, RecordHeaders.CREATED_AT, w.createdAt());
+        RecordHeaders.put(h, RecordHeaders.RECEIVED_AT, Long.toString(record.timestamp()));
+        RecordHeaders.put(h, RecordHeaders.SOURCE, "sume");
+        h.add("http.x-sume-event-id", w.eventId().getBytes(StandardCharsets.UTF_8));
+        h.add(
+            "http.x-sume-timestamp", Long.toString(w.timestamp()).getBytes(StandardCharsets.UTF_8));
+        h.add("http.x-sume-signature", w.signature().getBytes(StandardCharsets.UTF_8));
+        producer.send(
+            record,
+            (md, e) -> {
+              if (e == null) {
+                acked.incrementAndGet();
+              }
+            });
+        i++;
+      }
+      long ackedAtEnd = acked.get();
+      double rate = (ackedAtEnd - ackedAtStart) / (measure.toNanos() / 1e9);
+      producer.flush();
+      System.out.printf("  raw      %,.0f acked records/s%n", rate);
+      return rate;
+    }
+  }
+}

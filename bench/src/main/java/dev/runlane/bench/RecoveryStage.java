@@ -1,0 +1,284 @@
+package dev.runlane.bench;
+
+import dev.runlane.common.kafka.RecordHeaders;
+import java.io.File;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * Stage 5: a processor running as a child JVM ({@code ProcessorMain}, this jar) under a constant
+ * input load is killed with SIGKILL and started again on the same state dir (a restarted pod); the
+ * time until input written after the kill is visible, committed, in the events topic, and whether
+ * every acked input record ends in the events topic exactly once.
+ */
+final class RecoveryStage {
+  static final String STAGE = "recovery";
+  static final String APP_ID = "bench-recovery";
+
+  private final BenchContext ctx;
+
+  RecoveryStage(BenchContext ctx) {
+    this.ctx = ctx;
+  }
+
+  void run() throws Exception {
+    Results res = ctx.results;
+    res.command(STAGE, ctx.command(STAGE));
+    String bootstrap = ctx.bootstrap();
+    String prefix = "rec.";
+    String input = prefix + "webhooks";
+    String events = prefix + "events";
+    ctx.createTopics(input, prefix + "dlq", events, prefix + "stale");
+    Path stateDir = Files.createTempDirectory("runlane-bench-recovery");
+    int rate = 1000;
+
+    Map<String, Long> producedAt = new ConcurrentHashMap<>();
+    Set<String> acked = ConcurrentHashMap.newKeySet();
+    AtomicLong notAcked = new AtomicLong();
+    Map<String, Integer> seen = new ConcurrentHashMap<>();
+    AtomicLong lastSeenNanos = new AtomicLong();
+    AtomicBoolean stopProducer = new AtomicBoolean();
+    AtomicBoolean stopReader = new AtomicBoolean();
+    List<Long> seenAfterKill = new ArrayList<>();
+    AtomicLong killNanos = new AtomicLong(Long.MAX_VALUE);
+    AtomicLong firstNewOutput = new AtomicLong(-1);
+
+    Thread producer =
+        new Thread(
+            () -> produce(bootstrap, input, rate, stopProducer, producedAt, acked, notAcked),
+            "rec-producer");
+    Thread reader =
+        new Thread(
+            () -> {
+              Map<String, Object> c = new HashMap<>();
+              c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+              c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+              c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+              try (KafkaConsumer<byte[], byte[]> consumer =
+                  new KafkaConsumer<>(
+                      c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+                List<TopicPartition> parts =
+                    consumer.partitionsFor(events).stream()
+                        .map(p -> new TopicPartition(events, p.partition()))
+                        .toList();
+                consumer.assign(parts);
+                consumer.seekToBeginning(parts);
+                while (!stopReader.get()) {
+                  var records = consumer.poll(Duration.ofMillis(50));
+                  long now = System.nanoTime();
+                  for (ConsumerRecord<byte[], byte[]> r : records) {
+                    String id = RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID);
+                    seen.merge(id, 1, Integer::sum);
+                    lastSeenNanos.set(now);
+                    Long at = producedAt.get(id);
+                    if (at != null && at > killNanos.get() && firstNewOutput.get() < 0) {
+                      firstNewOutput.set(now);
+                    }
+                  }
+                }
+              }
+            },
+            "rec-reader");
+
+    Process first = null;
+    Process second = null;
+    try {
+      first = startProcessor(bootstrap, prefix, stateDir, "a");
+      reader.start();
+      producer.start();
+      awaitOutput(seen, Duration.ofSeconds(90), "first processor");
+      LockSupport.parkNanos(Duration.ofSeconds(ctx.quick ? 5 : 10).toNanos());
+      killNanos.set(System.nanoTime());
+      first.destroyForcibly(); // SIGKILL on Linux
+      first.waitFor(10, TimeUnit.SECONDS);
+      long killed = killNanos.get();
+      second = startProcessor(bootstrap, prefix, stateDir, "b");
+      long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+      while (firstNewOutput.get() < 0 && System.nanoTime() < deadline) {
+        LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+      }
+      double recovery =
+          firstNewOutput.get() < 0 ? Double.NaN : (firstNewOutput.get() - killed) / 1e9;
+      System.out.printf("  output flows again %.1f s after kill -9%n", recovery);
+      LockSupport.parkNanos(Duration.ofSeconds(ctx.quick ? 5 : 10).toNanos());
+      stopProducer.set(true);
+      producer.join(30_000);
+      long wait = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (System.nanoTime() < wait && !seen.keySet().containsAll(acked)) {
+        LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
+      }
+      long lost = acked.stream().filter(id -> !seen.containsKey(id)).count();
+      long doubled = seen.values().stream().filter(n -> n > 1).count();
+      res.add(
+          new Results.Row(
+              STAGE,
+              "kill -9 -> new input visible in events (restart)",
+              recovery,
+              "s",
+              "",
+              Double.NaN,
+              Double.NaN,
+              "<= 10 s",
+              recovery <= 10));
+      res.add(
+          new Results.Row(
+              STAGE,
+              "acked input records lost / applied twice",
+              lost + doubled,
+              "records",
+              "",
+              Double.NaN,
+              Double.NaN,
+              "0",
+              lost == 0 && doubled == 0));
+      res.note(
+          STAGE,
+          String.format(
+              "%,d records acked by Kafka (acks=all) at %d/s (%,d sends failed, never acked),"
+                  + " unique request_ids; %,d lost, %,d"
+                  + " applied twice; processor = child JVM (ProcessorMain from this jar, exactly_once_v2,"
+                  + " session.timeout.ms 6000, Redis dedup), SIGKILLed after steady output, a new JVM"
+                  + " started at once on the same state dir; the time includes its JVM start and"
+                  + " the rebalance (the dead member is only dropped after its session timeout)",
+              acked.size(), rate, notAcked.get(), lost, doubled));
+    } finally {
+      stopProducer.set(true);
+      stopReader.set(true);
+      producer.join(10_000);
+      reader.join(10_000);
+      for (Process p : new Process[] {first, second}) {
+        if (p != null && p.isAlive()) {
+          p.destroy();
+          if (!p.waitFor(30, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+          }
+        }
+      }
+    }
+  }
+
+  private Process startProcessor(String bootstrap, String prefix, Path stateDir, String name)
+      throws Exception {
+    int port;
+    try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = probe.getLocalPort();
+    }
+    ProcessBuilder pb =
+        new ProcessBuilder(
+            javaBinary(),
+            "-Xmx512m",
+            "-Dlogback.configurationFile=runlane-bench-logback.xml",
+            "-cp",
+            ctx.jar,
+            "dev.runlane.processor.ProcessorMain");
+    Map<String, String> env = pb.environment();
+    env.put("KAFKA_BOOTSTRAP_SERVERS", bootstrap);
+    env.put("REDIS_URL", ctx.redis().uri().toString());
+    env.put("PROCESSOR_PORT", Integer.toString(port));
+    env.put("PROCESSOR_APPLICATION_ID", APP_ID);
+    env.put("PROCESSOR_STATE_DIR", stateDir.toString());
+    env.put("TOPIC_WEBHOOKS", prefix + "webhooks");
+    env.put("TOPIC_DLQ", prefix + "dlq");
+    env.put("TOPIC_EVENTS", prefix + "events");
+    env.put("TOPIC_STALE", prefix + "stale");
+    env.put("TOPIC_RUNS", prefix + "runs");
+    env.put("TOPIC_PARTITIONS", Integer.toString(BenchContext.PARTITIONS));
+    env.put("DEDUP_KEY_PREFIX", "bench:recovery:");
+    File log = Files.createTempFile("runlane-bench-processor-" + name, ".log").toFile();
+    pb.redirectErrorStream(true).redirectOutput(log);
+    ctx.results.note(STAGE, "processor " + name + " log: " + log);
+    return pb.start();
+  }
+
+  private static String javaBinary() {
+    return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+  }
+
+  private static void awaitOutput(Map<String, Integer> seen, Duration timeout, String what) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (seen.isEmpty()) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("no output from the " + what + " within " + timeout);
+      }
+      LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
+    }
+  }
+
+  private static void produce(
+      String bootstrap,
+      String topic,
+      int rate,
+      AtomicBoolean stop,
+      Map<String, Long> producedAt,
+      Set<String> acked,
+      AtomicLong notAcked) {
+    Map<String, Object> p = new HashMap<>();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+    p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+    p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 30_000);
+    p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 20_000);
+    SplittableRandom random = new SplittableRandom(21);
+    long idHigh = random.nextLong();
+    Instant t0 = Instant.now();
+    RateSchedule schedule = new RateSchedule(System.nanoTime(), rate);
+    try (KafkaProducer<String, byte[]> producer =
+        new KafkaProducer<>(
+            p,
+            new StringSerializer(),
+            new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+      for (long i = 0; !stop.get(); i++) {
+        long wait = schedule.intendedStart(i) - System.nanoTime();
+        if (wait > 0) {
+          LockSupport.parkNanos(wait);
+        }
+        String id = new UUID(idHigh, i).toString();
+        String run = "run-" + random.nextInt(10_000);
+        byte[] body =
+            Webhooks.body(id, run, t0.plusMillis(i).toString(), "run.updated", 512, random);
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, run, body);
+        RecordHeaders.put(record.headers(), RecordHeaders.REQUEST_ID, id);
+        RecordHeaders.put(
+            record.headers(), RecordHeaders.RECEIVED_AT, Long.toString(System.currentTimeMillis()));
+        producedAt.put(id, System.nanoTime());
+        producer.send(
+            record,
+            (md, e) -> {
+              if (e == null) {
+                acked.add(id);
+              } else {
+                notAcked.incrementAndGet();
+              }
+            });
+      }
+      producer.flush();
+    }
+  }
+}

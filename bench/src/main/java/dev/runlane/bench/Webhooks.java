@@ -1,0 +1,103 @@
+package dev.runlane.bench;
+
+import dev.runlane.common.config.Secret;
+import dev.runlane.common.signature.SumeSignatureVerifier;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.SplittableRandom;
+import java.util.UUID;
+
+/**
+ * Signed Sume webhooks as a sender would make them: a JSON envelope with a unique request_id, one
+ * of many run ids, and a random (incompressible) payload that brings the body to the wanted size.
+ */
+final class Webhooks {
+  static final Secret SECRET = Secret.of("bench-signing-secret-0123456789abcdef");
+  static final String PATH = "/webhooks/sume";
+  static final String RUN_ID_HEADER = "X-Bench-Run-Id";
+  static final String REQUEST_ID_HEADER = "X-Bench-Request-Id";
+  static final String CREATED_AT_HEADER = "X-Bench-Created-At";
+
+  /** One signed request. */
+  record Signed(
+      String requestId,
+      String runId,
+      String createdAt,
+      String eventId,
+      long timestamp,
+      String signature,
+      byte[] body) {}
+
+  private final SplittableRandom random;
+  private final int runs;
+  private final int bodyBytes;
+  private final long idHigh;
+  private final Instant t0 = Instant.now();
+  private long next;
+
+  /**
+   * @param seed random seed (ids and payloads)
+   * @param runs how many distinct run ids
+   * @param bodyBytes the body size to aim for (at least ~300)
+   */
+  Webhooks(long seed, int runs, int bodyBytes) {
+    this.random = new SplittableRandom(seed);
+    this.runs = runs;
+    this.bodyBytes = bodyBytes;
+    this.idHigh = random.nextLong();
+  }
+
+  /** The next webhook, with a new request_id, signed with the current time. */
+  Signed next() {
+    long n = next++;
+    String requestId = new UUID(idHigh, n).toString();
+    String runId = "run-" + random.nextInt(runs);
+    String createdAt = t0.plusMillis(n).toString();
+    byte[] body = body(requestId, runId, createdAt, "run.updated", bodyBytes, random);
+    long ts = Instant.now().getEpochSecond();
+    return new Signed(
+        requestId,
+        runId,
+        createdAt,
+        "evt-" + n,
+        ts,
+        SumeSignatureVerifier.sign(SECRET, ts, body),
+        body);
+  }
+
+  /** {@code n} fresh webhooks. */
+  Signed[] batch(int n) {
+    Signed[] out = new Signed[n];
+    for (int i = 0; i < n; i++) {
+      out[i] = next();
+    }
+    return out;
+  }
+
+  /** A JSON envelope padded to about {@code size} bytes with base64 of random bytes. */
+  static byte[] body(
+      String requestId,
+      String runId,
+      String createdAt,
+      String type,
+      int size,
+      SplittableRandom random) {
+    String head =
+        "{\"request_id\":\""
+            + requestId
+            + "\",\"created_at\":\""
+            + createdAt
+            + "\",\"type\":\""
+            + type
+            + "\",\"data\":{\"run_id\":\""
+            + runId
+            + "\",\"status\":\"running\",\"payload\":\"";
+    String tail = "\"}}";
+    int room = Math.max(0, size - head.length() - tail.length());
+    byte[] raw = new byte[room * 3 / 4];
+    random.nextBytes(raw);
+    String pad = Base64.getEncoder().withoutPadding().encodeToString(raw);
+    return (head + pad + tail).getBytes(StandardCharsets.UTF_8);
+  }
+}
