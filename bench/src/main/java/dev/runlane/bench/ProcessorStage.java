@@ -2,12 +2,10 @@ package dev.runlane.bench;
 
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.kafka.TopicNames;
-import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.embedded.EmbeddedRedis;
 import dev.runlane.processor.ProcessorApp;
 import dev.runlane.processor.ProcessorConfig;
-import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.RedisDedup;
 import dev.runlane.processor.topology.FaultHook;
@@ -270,28 +268,24 @@ final class ProcessorStage {
   static ProcessorConfig config(
       String bootstrap, EmbeddedRedis redis, String appId, TopicNames topics, boolean dedupOn)
       throws Exception {
-    return new ProcessorConfig(
-        bootstrap,
-        redis.uri(),
-        0,
-        "localhost",
-        appId,
-        Files.createTempDirectory("runlane-bench-" + appId),
-        topics,
-        new TopicSettings(BenchContext.PARTITIONS, (short) 1),
-        dedupOn,
-        KEY_PREFIX,
-        Duration.ofSeconds(60),
-        Duration.ofHours(24),
-        Duration.ofMillis(1000),
-        RedisFailureMode.DEGRADE,
-        Duration.ofSeconds(60),
-        1,
-        256,
-        Duration.ofMillis(20),
-        Duration.ofMillis(100),
-        Duration.ofSeconds(6),
-        "exactly_once_v2");
+    return ProcessorConfig.fromEnv(
+            Map.ofEntries(
+                Map.entry("KAFKA_BOOTSTRAP_SERVERS", bootstrap),
+                Map.entry("REDIS_URL", redis.uri().toString()),
+                Map.entry("PROCESSOR_APPLICATION_ID", appId),
+                Map.entry(
+                    "PROCESSOR_STATE_DIR",
+                    Files.createTempDirectory("runlane-bench-" + appId).toString()),
+                Map.entry("DEDUP_REDIS_ENABLED", Boolean.toString(dedupOn)),
+                Map.entry("DEDUP_KEY_PREFIX", KEY_PREFIX),
+                Map.entry("TOPIC_WEBHOOKS", topics.webhooks()),
+                Map.entry("TOPIC_DLQ", topics.dlq()),
+                Map.entry("TOPIC_EVENTS", topics.events()),
+                Map.entry("TOPIC_STALE", topics.stale()),
+                Map.entry("TOPIC_RUNS", topics.runs()),
+                Map.entry("TOPIC_PARTITIONS", Integer.toString(BenchContext.PARTITIONS)),
+                Map.entry("TOPIC_REPLICATION_FACTOR", "1")))
+        .withPort(0);
   }
 
   static Map<TopicPartition, Long> endOffsets(Admin admin, String topic) throws Exception {
