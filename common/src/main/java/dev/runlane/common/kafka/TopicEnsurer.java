@@ -10,10 +10,13 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.config.TopicConfig;
@@ -87,6 +90,7 @@ public final class TopicEnsurer {
       }
     }
     if (!created.isEmpty()) {
+      awaitLeaders(admin, created, deadline);
       LOG.info("created topics {}", created);
     }
     if (!unauthorized.isEmpty()) {
@@ -95,6 +99,37 @@ public final class TopicEnsurer {
               + describe(unauthorized)
               + ": this service may not create topics, so they must be created beforehand"
               + " with these settings");
+    }
+  }
+
+  /**
+   * Waits until every partition of the new topics has a leader. Producing earlier races the broker
+   * applying the topic: an idempotent producer's first batch can be refused while a later one is
+   * accepted, and the first then fails OUT_OF_ORDER_SEQUENCE until its delivery timeout
+   * (KAFKA-15591; seen here on 4.4 as 503s and aborted transactions right after a topic was made).
+   */
+  private static void awaitLeaders(Admin admin, List<String> topics, long deadline) {
+    while (true) {
+      Map<String, TopicDescription> described =
+          await(
+              admin
+                  .describeTopics(
+                      topics, new DescribeTopicsOptions().timeoutMs(remainingMillis(deadline)))
+                  .allTopicNames(),
+              deadline,
+              topics,
+              "describe");
+      boolean ready =
+          described.values().stream()
+              .flatMap(d -> d.partitions().stream())
+              .allMatch(p -> p.leader() != null && !p.leader().isEmpty());
+      if (ready) {
+        return;
+      }
+      if (System.nanoTime() - deadline > 0) {
+        throw timeout(topics, "see leaders for", null);
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
     }
   }
 

@@ -16,10 +16,14 @@ import java.util.Set;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.CreateTopicsResult.TopicMetadataAndConfig;
+import org.apache.kafka.clients.admin.DescribeTopicsResult;
 import org.apache.kafka.clients.admin.ListTopicsResult;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.admin.TopicListing;
 import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
@@ -127,6 +131,10 @@ class TopicEnsurerTest {
                     @SuppressWarnings("unchecked")
                     Collection<NewTopic> topics = (Collection<NewTopic>) args[0];
                     return createTopics(topics);
+                  case "describeTopics":
+                    @SuppressWarnings("unchecked")
+                    Collection<String> names = (Collection<String>) args[0];
+                    return describeTopics(names);
                   case "close":
                     return null;
                   default:
@@ -143,6 +151,21 @@ class TopicEnsurerTest {
           ListTopicsResult.class.getDeclaredConstructor(KafkaFuture.class);
       c.setAccessible(true);
       return c.newInstance(KafkaFuture.completedFuture(listings));
+    }
+
+    /** Every partition of a created topic has a leader (the broker applied the creation). */
+    private DescribeTopicsResult describeTopics(Collection<String> names) {
+      Node leader = new Node(1, "localhost", 9092);
+      Map<String, KafkaFuture<TopicDescription>> descriptions = new HashMap<>();
+      for (String name : names) {
+        List<TopicPartitionInfo> partitions = new ArrayList<>();
+        for (int i = 0; i < SETTINGS.partitions(); i++) {
+          partitions.add(new TopicPartitionInfo(i, leader, List.of(leader), List.of(leader)));
+        }
+        descriptions.put(
+            name, KafkaFuture.completedFuture(new TopicDescription(name, false, partitions)));
+      }
+      return new DescribeTopicsResult(null, descriptions) {};
     }
 
     private CreateTopicsResult createTopics(Collection<NewTopic> topics) {
