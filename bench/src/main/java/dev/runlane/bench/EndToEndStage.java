@@ -129,6 +129,24 @@ final class EndToEndStage {
                   + " prints percentiles in whole ms (ratios use at least 1 ms); output: "
                   + tool.output().replace('\n', ' ').trim());
         }
+        io.micrometer.core.instrument.Timer applied =
+            processorRegistry.find("runlane.processor.end.to.end.latency").timer();
+        if (applied != null) {
+          var snapshot = applied.takeSnapshot();
+          StringBuilder where = new StringBuilder();
+          for (var v : snapshot.percentileValues()) {
+            where.append(
+                String.format(
+                    " p%.0f %.1f ms",
+                    v.percentile() * 100, v.value(java.util.concurrent.TimeUnit.MILLISECONDS)));
+          }
+          res.note(
+              STAGE,
+              String.format(
+                  "@ %,.0f/s, processor's own receive -> apply latency (before the commit), since"
+                      + " start:%s, max %.1f ms",
+                  r, where, snapshot.max(java.util.concurrent.TimeUnit.MILLISECONDS)));
+        }
         boolean half = r == rate;
         res.add(
             new Results.Row(
