@@ -74,7 +74,9 @@ public record ProcessorConfig(
             r.seconds("DEDUP_DONE_TTL_SECONDS", 86_400, 60, 30L * 86_400),
             r.millis("REDIS_TIMEOUT_MS", 1000, 10, 60_000),
             r.enumValue("REDIS_FAILURE_MODE", RedisFailureMode.class, RedisFailureMode.DEGRADE),
-            r.seconds("REDIS_BLOCK_TIMEOUT_SECONDS", 60, 1, 3600),
+            // Blocking happens inside an open Streams transaction, which the broker aborts after
+            // transaction.timeout.ms (10 s under exactly_once_v2): stay below it.
+            r.seconds("REDIS_BLOCK_TIMEOUT_SECONDS", 5, 1, 9),
             r.integer("PROCESSOR_THREADS", 1, 1, 256),
             r.integer("PROCESSOR_BATCH_SIZE", 256, 1, 10_000),
             r.millis("PROCESSOR_BATCH_INTERVAL_MS", 20, 1, 10_000),
@@ -104,6 +106,12 @@ public record ProcessorConfig(
               + doneTtl.toSeconds()
               + " is shorter than Sume's retry horizon (~9 h): late retries will be caught by the"
               + " run store only");
+    }
+    if (!"exactly_once_v2".equals(processingGuarantee)) {
+      warnings.add(
+          "PROCESSING_GUARANTEE="
+              + processingGuarantee
+              + ": effectively-once (G2) is not guaranteed; a crash can apply an event twice");
     }
     if (!dedupEnabled) {
       warnings.add("DEDUP_REDIS_ENABLED=false: every duplicate costs a run-store decision");

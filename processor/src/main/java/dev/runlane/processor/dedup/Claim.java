@@ -28,14 +28,12 @@ public enum Claim {
   /** Reads the value that Redis returned for a key this task did not manage to set. */
   static Claim fromExisting(String value, String owner) {
     if (value == null) {
-      // The key expired between our SET NX and GET: nobody holds it now.
-      return NEW;
+      // The key expired between our SET NX and GET, and we hold no claim: another task may take
+      // it now. Treat it as held elsewhere, so the event waits and is claimed again next drain.
+      return PROCESSING_BY_OTHER;
     }
     if (value.startsWith(DONE)) {
-      return value.regionMatches(DONE.length(), owner, 0, owner.length())
-              && value.length() == DONE.length() + owner.length()
-          ? DONE_BY_THIS_TASK
-          : DONE_BY_OTHER;
+      return value.equals(DONE + owner) ? DONE_BY_THIS_TASK : DONE_BY_OTHER;
     }
     if (value.startsWith(PROCESSING)) {
       return value.equals(PROCESSING + owner) ? PROCESSING_BY_THIS_TASK : PROCESSING_BY_OTHER;

@@ -98,6 +98,7 @@ public final class RedisDedup implements Dedup {
     List<Response<String>> sets = new ArrayList<>(requestIds.size());
     List<Response<String>> gets = new ArrayList<>(requestIds.size());
     long start = System.nanoTime();
+    Map<String, Claim> claims = new HashMap<>(requestIds.size() * 2);
     try (AbstractPipeline pipeline = client.pipelined()) {
       for (String id : requestIds) {
         String key = key(id);
@@ -105,18 +106,19 @@ public final class RedisDedup implements Dedup {
         gets.add(pipeline.get(key));
       }
       pipeline.sync();
+      // Per-command errors (READONLY after a failover, OOM under noeviction) surface in get():
+      // they mean "Redis cannot answer" like a dead connection does.
+      int i = 0;
+      for (String id : requestIds) {
+        boolean set = "OK".equals(sets.get(i).get());
+        claims.put(id, set ? Claim.NEW : Claim.fromExisting(gets.get(i).get(), owner));
+        i++;
+      }
     } catch (JedisException e) {
       throw unavailable("claim", e);
     }
     claimTimer.record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
     recovered();
-    Map<String, Claim> claims = new HashMap<>(requestIds.size() * 2);
-    int i = 0;
-    for (String id : requestIds) {
-      boolean set = "OK".equals(sets.get(i).get());
-      claims.put(id, set ? Claim.NEW : Claim.fromExisting(gets.get(i).get(), owner));
-      i++;
-    }
     return claims;
   }
 

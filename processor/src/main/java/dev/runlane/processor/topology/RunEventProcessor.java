@@ -182,7 +182,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     }
     counts.forEach(metrics::outcome);
     if (claims.containsValue(Claim.UNAVAILABLE) && dedup.enabled()) {
-      metrics.degraded(batch.size());
+      metrics.degraded(counts.values().stream().mapToInt(Integer::intValue).sum());
     }
     metrics.batch(batch.size());
   }
