@@ -23,6 +23,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
@@ -139,6 +140,11 @@ public final class ProcessorApp implements AutoCloseable {
     p.put(
         StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG),
         (int) Math.max(500, session / 4));
+    // Every record we write (pending entry, applied event, run state) carries up to one body:
+    // size the producer and the internal topics by the same rule as the pipeline's topics.
+    int maxMessage = TopicEnsurer.maxMessageBytes(config.maxBodyBytes());
+    p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), maxMessage);
+    p.put(StreamsConfig.topicPrefix(TopicConfig.MAX_MESSAGE_BYTES_CONFIG), maxMessage);
     p.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), "lz4");
     p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);
     return p;
@@ -154,14 +160,18 @@ public final class ProcessorApp implements AutoCloseable {
                 config.bootstrapServers(),
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
                 30_000))) {
+      int max = TopicEnsurer.maxMessageBytes(config.maxBodyBytes());
       TopicEnsurer.ensure(
           admin,
           List.of(
-              TopicEnsurer.plain(t.webhooks(), s),
-              TopicEnsurer.plain(t.dlq(), s),
-              TopicEnsurer.plain(t.events(), s),
-              TopicEnsurer.plain(t.stale(), s),
-              TopicEnsurer.compacted(t.runs(), s)),
+                  TopicEnsurer.plain(t.webhooks(), s),
+                  TopicEnsurer.plain(t.dlq(), s),
+                  TopicEnsurer.plain(t.events(), s),
+                  TopicEnsurer.plain(t.stale(), s),
+                  TopicEnsurer.compacted(t.runs(), s))
+              .stream()
+              .map(topic -> TopicEnsurer.sized(topic, max))
+              .toList(),
           Duration.ofSeconds(30));
     }
   }

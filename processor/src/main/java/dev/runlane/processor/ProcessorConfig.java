@@ -39,7 +39,8 @@ public record ProcessorConfig(
     Duration batchInterval,
     Duration commitInterval,
     Duration sessionTimeout,
-    String processingGuarantee) {
+    String processingGuarantee,
+    int maxBodyBytes) {
 
   private static final Logger log = LoggerFactory.getLogger(ProcessorConfig.class);
 
@@ -82,7 +83,10 @@ public record ProcessorConfig(
             r.millis("PROCESSOR_BATCH_INTERVAL_MS", 20, 1, 10_000),
             r.millis("PROCESSOR_COMMIT_INTERVAL_MS", 100, 10, 60_000),
             r.millis("PROCESSOR_SESSION_TIMEOUT_MS", 6000, 1000, 300_000),
-            r.string("PROCESSING_GUARANTEE", "exactly_once_v2"));
+            r.string("PROCESSING_GUARANTEE", "exactly_once_v2"),
+            // Must be at least the ingress's INGRESS_MAX_BODY_BYTES: larger records are
+            // dead-lettered by reference, never retried for ever.
+            r.integer("PROCESSOR_MAX_BODY_BYTES", 1024 * 1024, 1024, 16 * 1024 * 1024));
     if (!Set.of("exactly_once_v2", "at_least_once").contains(config.processingGuarantee())) {
       r.problem(
           "PROCESSING_GUARANTEE='"
@@ -145,7 +149,8 @@ public record ProcessorConfig(
         batchInterval,
         commitInterval,
         sessionTimeout,
-        processingGuarantee);
+        processingGuarantee,
+        maxBodyBytes);
   }
 
   public RedisDedupSettings redisDedupSettings() {

@@ -36,7 +36,32 @@ public final class TopicEnsurer {
 
   private static final Logger LOG = LoggerFactory.getLogger(TopicEnsurer.class);
 
+  /** Room for headers and batch framing on top of the largest accepted body. */
+  public static final int RECORD_OVERHEAD_BYTES = 64 * 1024;
+
+  /** The broker's default {@code max.message.bytes}; never ask for less. */
+  private static final int BROKER_DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
+
   private TopicEnsurer() {}
+
+  /**
+   * The {@code max.message.bytes} (topics) and {@code max.request.size} (producers) every topic and
+   * producer of the pipeline needs for bodies up to {@code maxBodyBytes}: both services create the
+   * same topics, whichever starts first, so both must use this one rule.
+   */
+  public static int maxMessageBytes(int maxBodyBytes) {
+    return Math.max(BROKER_DEFAULT_MAX_MESSAGE_BYTES, maxBodyBytes + RECORD_OVERHEAD_BYTES);
+  }
+
+  /** {@code topic} with {@code max.message.bytes} set, keeping its other configs. */
+  public static NewTopic sized(NewTopic topic, int maxMessageBytes) {
+    Map<String, String> configs = new LinkedHashMap<>();
+    if (topic.configs() != null) {
+      configs.putAll(topic.configs());
+    }
+    configs.put(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Integer.toString(maxMessageBytes));
+    return topic.configs(configs);
+  }
 
   /**
    * Creates the topics of {@code topics} that do not exist yet. A topic created concurrently by

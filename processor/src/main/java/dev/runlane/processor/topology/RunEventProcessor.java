@@ -89,6 +89,10 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
 
   @Override
   public void process(Record<String, byte[]> record) {
+    if (record.value() != null && record.value().length > settings.maxBodyBytes()) {
+      tooLarge(record);
+      return;
+    }
     Envelope envelope;
     try {
       envelope = parser.parse(record.value() == null ? new byte[0] : record.value());
@@ -289,6 +293,39 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         record.key(),
         RecordHeaders.get(record.headers(), RecordHeaders.REQUEST_ID),
         reason);
+  }
+
+  /**
+   * A body over PROCESSOR_MAX_BODY_BYTES cannot be copied into our outputs without exceeding their
+   * size limits, and retrying could never fix it: dead-letter a reference to the original, which
+   * stays in the input topic, instead of the bytes.
+   */
+  private void tooLarge(Record<String, byte[]> record) {
+    var metadata = context.recordMetadata().orElseThrow();
+    Headers headers = copy(record.headers());
+    RecordHeaders.put(headers, RecordHeaders.DLQ_REASON, "too_large");
+    RecordHeaders.put(
+        headers,
+        RecordHeaders.DLQ_DETAIL,
+        record.value().length
+            + " bytes > PROCESSOR_MAX_BODY_BYTES="
+            + settings.maxBodyBytes()
+            + "; the body stays at "
+            + metadata.topic()
+            + "-"
+            + metadata.partition()
+            + "@"
+            + metadata.offset());
+    metrics.invalid();
+    context.forward(
+        new Record<String, byte[]>(record.key(), null, record.timestamp(), headers),
+        ProcessorTopology.DLQ_SINK);
+    log.warn(
+        "dead-lettered a reference to a {}-byte record at {}-{}@{} (over the body limit)",
+        record.value().length,
+        metadata.topic(),
+        metadata.partition(),
+        metadata.offset());
   }
 
   private void markDone(List<String> requestIds) {

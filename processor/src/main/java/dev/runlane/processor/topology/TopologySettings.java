@@ -11,7 +11,8 @@ public record TopologySettings(
     int batchSize,
     Duration batchInterval,
     RedisFailureMode redisFailureMode,
-    Duration redisBlockTimeout) {
+    Duration redisBlockTimeout,
+    int maxBodyBytes) {
 
   public static TopologySettings from(ProcessorConfig config) {
     return new TopologySettings(
@@ -19,6 +20,7 @@ public record TopologySettings(
         config.batchSize(),
         config.batchInterval(),
         config.redisFailureMode(),
-        config.redisBlockTimeout());
+        config.redisBlockTimeout(),
+        config.maxBodyBytes());
   }
 }

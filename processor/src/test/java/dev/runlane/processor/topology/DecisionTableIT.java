@@ -44,6 +44,7 @@ class DecisionTableIT {
   private static final Instant T2 = Instant.parse("2026-11-29T10:00:02Z");
   private static final Instant T3 = Instant.parse("2026-11-29T10:00:03Z");
   private static final TopicNames TOPICS = TopicNames.defaults();
+  private static final int MAX_BODY = 4096;
 
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
   private String prefix;
@@ -89,7 +90,8 @@ class DecisionTableIT {
                 Duration.ofSeconds(1)),
             registry);
     TopologySettings settings =
-        new TopologySettings(TOPICS, batchSize, Duration.ofMillis(10), mode, Duration.ofSeconds(1));
+        new TopologySettings(
+            TOPICS, batchSize, Duration.ofMillis(10), mode, Duration.ofSeconds(1), MAX_BODY);
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, APP);
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
@@ -376,6 +378,27 @@ class DecisionTableIT {
       assertThat(stale.readValuesToList()).hasSize(1);
       assertThat(count("stale", "store")).isEqualTo(1);
     }
+  }
+
+  @Test
+  void aBodyOverTheLimitIsDeadLetteredByReferenceNotRetried() {
+    start();
+    TestOutputTopic<String, byte[]> dlq = output(TOPICS.dlq());
+    byte[] big =
+        ("{\"request_id\":\"r1\",\"pad\":\"" + "x".repeat(MAX_BODY) + "\"}")
+            .getBytes(StandardCharsets.UTF_8);
+    input.pipeInput("run-1", big);
+
+    var record = dlq.readRecord();
+    assertThat(record.value()).isNull();
+    assertThat(
+            new String(record.headers().lastHeader("dlq.reason").value(), StandardCharsets.UTF_8))
+        .isEqualTo("too_large");
+    assertThat(
+            new String(record.headers().lastHeader("dlq.detail").value(), StandardCharsets.UTF_8))
+        .contains(TOPICS.webhooks() + "-0@0");
+    assertThat(events.isEmpty()).isTrue();
+    assertThat(count("invalid", "decode")).isEqualTo(1);
   }
 
   @Test
