@@ -93,6 +93,9 @@ final class RecoveryStage {
                   long now = System.nanoTime();
                   for (ConsumerRecord<byte[], byte[]> r : records) {
                     String id = RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID);
+                    if (id == null) {
+                      continue; // not ours; a null key would kill this reader thread
+                    }
                     seen.merge(id, 1, Integer::sum);
                     lastSeenNanos.set(now);
                     Long at = producedAt.get(id);

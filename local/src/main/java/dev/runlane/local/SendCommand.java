@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -74,7 +75,9 @@ final class SendCommand implements Callable<Integer> {
     OffsetDateTime at = createdAt != null ? createdAt : OffsetDateTime.now(ZoneOffset.UTC);
     ObjectNode body = json.createObjectNode();
     body.put("request_id", id);
-    body.put("created_at", at.toString());
+    // ISO_OFFSET_DATE_TIME always writes seconds; OffsetDateTime.toString drops ":00", which
+    // RFC 3339 (and so the envelope parser) does not allow.
+    body.put("created_at", DateTimeFormatter.ISO_OFFSET_DATE_TIME.format(at));
     body.put("type", type);
     ObjectNode dataNode = body.putObject("data");
     dataNode.setAll((ObjectNode) extra);
@@ -107,6 +110,9 @@ final class SendCommand implements Callable<Integer> {
     }
     System.out.println("sent " + new String(raw, StandardCharsets.UTF_8));
     System.out.println("HTTP " + response.statusCode() + " " + response.body());
-    return response.statusCode() / 100 == 2 ? 0 : 1;
+    // A signed but unusable body is answered 2xx (it is in the DLQ): still a failure for a user.
+    boolean accepted =
+        response.statusCode() / 100 == 2 && !response.body().contains("\"dead_lettered\"");
+    return accepted ? 0 : 1;
   }
 }

@@ -130,6 +130,46 @@ public final class PipelineVerifier {
             regressions,
             down.appliedOrder.size() + " runs in order"));
 
+    // "Stale" must not be a hiding place for lost events: each one was judged against an applied,
+    // newer event of its run.
+    List<String> wronglyStale = new ArrayList<>();
+    for (String id : down.stale) {
+      if (down.applied.containsKey(id)) {
+        continue; // also applied: a re-delivered copy listed again (the stale stream is
+        // at-least-once)
+      }
+      String against = down.staleAgainst.get(id);
+      SentEvent staleEvent = byId.get(id);
+      SentEvent newer = against == null ? null : byId.get(against);
+      if (staleEvent == null
+          || newer == null
+          || !down.applied.containsKey(against)
+          || !newer.event().isNewerThan(staleEvent.event())) {
+        wronglyStale.add(id + " (judged against " + against + ")");
+      }
+    }
+    checks.add(
+        check(
+            "every stale event is older than an applied event of its run",
+            wronglyStale,
+            down.stale.size() + " stale events"));
+
+    // G2 in the run state too: applied_count equals the run's applied events.
+    List<String> wrongCounts = new ArrayList<>();
+    down.runs.forEach(
+        (run, state) -> {
+          long count = state.path("applied_count").asLong(-1);
+          int applied = down.appliedOrder.getOrDefault(run, List.of()).size();
+          if (count != applied) {
+            wrongCounts.add(run + " applied_count " + count + " vs " + applied + " applied");
+          }
+        });
+    checks.add(
+        check(
+            "each run's applied_count equals its applied events",
+            wrongCounts,
+            down.runs.size() + " runs"));
+
     Map<String, List<SentEvent>> byRun =
         sent.stream().collect(Collectors.groupingBy(s -> s.event().runId()));
     List<String> wrongFinal = new ArrayList<>();
@@ -278,6 +318,10 @@ public final class PipelineVerifier {
     final Map<String, Integer> applied = new HashMap<>();
     final Map<String, List<String>> appliedOrder = new HashMap<>();
     final Set<String> stale = new HashSet<>();
+
+    /** Stale request id -> the run's last applied request id when it was judged stale. */
+    final Map<String, String> staleAgainst = new HashMap<>();
+
     final Map<String, JsonNode> runs = new HashMap<>();
     long appliedRecords;
   }
@@ -348,6 +392,10 @@ public final class PipelineVerifier {
     } else if (r.topic().equals(t.stale())) {
       if (requestId != null) {
         down.stale.add(requestId);
+        String against = RecordHeaders.get(r.headers(), "stale.last_request_id");
+        if (against != null) {
+          down.staleAgainst.put(requestId, against);
+        }
       }
     } else if (r.value() == null) {
       down.runs.remove(r.key());
