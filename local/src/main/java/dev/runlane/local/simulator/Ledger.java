@@ -71,15 +71,17 @@ public final class Ledger {
     }
   }
 
-  void attempt(String requestId, int attemptNumber, boolean slow) {
+  void attempt(String requestId, int attemptNumber) {
     entries.get(requestId).attempts.incrementAndGet();
     attempts.increment();
     if (attemptNumber > 1) {
       retries.increment();
     }
-    if (slow) {
-      slowAcks.increment();
-    }
+  }
+
+  /** A short-patience attempt that really timed out (the ingress may still have acked it). */
+  void slowAck() {
+    slowAcks.increment();
   }
 
   /** Records an ack; true if it is the event's first. */

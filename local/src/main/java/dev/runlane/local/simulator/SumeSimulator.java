@@ -233,20 +233,29 @@ public final class SumeSimulator implements AutoCloseable {
                 SumeSignatureVerifier.sign(settings.secret(), ts, body))
             .POST(HttpRequest.BodyPublishers.ofByteArray(body))
             .build();
-    ledger.attempt(p.event().requestId(), n, slow);
+    ledger.attempt(p.event().requestId(), n);
     try {
       client
           .sendAsync(request, HttpResponse.BodyHandlers.discarding())
-          .whenComplete((response, error) -> onResult(p, kind, eventId, n, response, error));
+          .whenComplete((response, error) -> onResult(p, kind, eventId, n, slow, response, error));
     } catch (RuntimeException e) { // e.g. the client is shut down
-      onResult(p, kind, eventId, n, null, e);
+      onResult(p, kind, eventId, n, slow, null, e);
     }
   }
 
   private void onResult(
-      EventPlan p, Kind kind, String eventId, int n, HttpResponse<Void> response, Throwable error) {
+      EventPlan p,
+      Kind kind,
+      String eventId,
+      int n,
+      boolean slow,
+      HttpResponse<Void> response,
+      Throwable error) {
     try {
       Failure failure = classify(response, error);
+      if (slow && failure == Failure.TIMEOUT) {
+        ledger.slowAck();
+      }
       if (failure == null) {
         if (ledger.acked(p.event().requestId())) {
           scheduleRedeliveries(p);
