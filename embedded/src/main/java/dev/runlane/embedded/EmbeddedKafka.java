@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 import kafka.server.KafkaConfig;
 import kafka.server.KafkaRaftServer;
@@ -45,6 +46,7 @@ public final class EmbeddedKafka implements AutoCloseable {
   private static final String CONTROLLER_LISTENER = "CONTROLLER";
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
   private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
+  private static final Duration PROBE_PAUSE = Duration.ofMillis(100);
   private static final int START_ATTEMPTS = 3;
 
   private final int nodeId;
@@ -287,6 +289,7 @@ public final class EmbeddedKafka implements AutoCloseable {
           Thread.currentThread().interrupt();
           throw new IllegalStateException("interrupted while waiting for the embedded broker", e);
         }
+        LockSupport.parkNanos(PROBE_PAUSE.toNanos()); // not listed yet, or refused: try again
       }
     }
     throw new IllegalStateException(

@@ -8,6 +8,7 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
@@ -182,17 +183,22 @@ public final class EmbeddedRedis implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "EmbeddedRedis[" + uri + ", " + source + (owned() ? ", owned" : ", not owned") + "]";
+    return "EmbeddedRedis["
+        + redacted(uri)
+        + ", "
+        + source
+        + (owned() ? ", owned" : ", not owned")
+        + "]";
   }
 
   private void requireOwnedAndPrivate(String action) {
     if (server == null) {
       throw new IllegalStateException(
-          "refusing to " + action + " Redis " + uri + ": this JVM did not start it");
+          "refusing to " + action + " Redis " + redacted(uri) + ": this JVM did not start it");
     }
     if (sharedInstance) {
       throw new IllegalStateException(
-          "refusing to " + action + " the shared Redis " + uri + "; use startOwned()");
+          "refusing to " + action + " the shared Redis " + redacted(uri) + "; use startOwned()");
     }
   }
 
@@ -220,7 +226,19 @@ public final class EmbeddedRedis implements AutoCloseable {
         LOG.debug("redis-server start attempt {} failed", attempt, e);
         continue;
       }
-      awaitPing(LOOPBACK, port);
+      try {
+        awaitPing(LOOPBACK, port);
+      } catch (RuntimeException e) {
+        // Started but not answering: stop it before the next attempt takes another port.
+        try {
+          server.stop();
+        } catch (IOException | RuntimeException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+        last = e;
+        LOG.debug("redis-server start attempt {} did not answer PING", attempt, e);
+        continue;
+      }
       LOG.debug("started {} on port {}", binary, port);
       return new EmbeddedRedis(
           URI.create("redis://" + LOOPBACK + ":" + port),
@@ -263,17 +281,53 @@ public final class EmbeddedRedis implements AutoCloseable {
     return null;
   }
 
+  /**
+   * Parses {@code REDIS_URL}. Exception messages show the value without its user-info (password);
+   * the parser's own exception is not chained, as its message repeats the whole value.
+   */
   static URI parseRedisUrl(String value) {
     String trimmed = value.trim();
-    URI parsed = URI.create(trimmed.contains("://") ? trimmed : "redis://" + trimmed);
-    String scheme = parsed.getScheme().toLowerCase(Locale.ROOT);
+    URI parsed;
+    try {
+      parsed = new URI(trimmed.contains("://") ? trimmed : "redis://" + trimmed);
+    } catch (URISyntaxException e) {
+      throw new IllegalArgumentException(
+          "REDIS_URL "
+              + redacted(trimmed)
+              + " is not a valid URI: "
+              + e.getReason()
+              + " at index "
+              + e.getIndex());
+    }
+    String scheme = parsed.getScheme() == null ? "" : parsed.getScheme().toLowerCase(Locale.ROOT);
     if (!scheme.equals("redis") && !scheme.equals("rediss")) {
-      throw new IllegalArgumentException("REDIS_URL must be redis:// or rediss://, got " + value);
+      throw new IllegalArgumentException(
+          "REDIS_URL must be redis:// or rediss://, got " + redacted(trimmed));
     }
     if (parsed.getHost() == null) {
-      throw new IllegalArgumentException("REDIS_URL has no host: " + value);
+      throw new IllegalArgumentException("REDIS_URL has no host: " + redacted(trimmed));
     }
     return parsed;
+  }
+
+  /** {@code uri} for logs and messages: its user-info (user name, password) replaced by ***. */
+  static String redacted(URI uri) {
+    return redacted(uri.toString());
+  }
+
+  /** {@code uri} with the user-info of its authority replaced by ***; works on unparseable text. */
+  static String redacted(String uri) {
+    int schemeEnd = uri.indexOf("://");
+    int authorityStart = schemeEnd < 0 ? 0 : schemeEnd + 3;
+    int authorityEnd = authorityStart;
+    while (authorityEnd < uri.length() && "/?#".indexOf(uri.charAt(authorityEnd)) < 0) {
+      authorityEnd++;
+    }
+    int at = uri.lastIndexOf('@', authorityEnd - 1);
+    if (at < authorityStart) {
+      return uri;
+    }
+    return uri.substring(0, authorityStart) + "***@" + uri.substring(at + 1);
   }
 
   private static int portOf(URI uri) {

@@ -5,6 +5,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.random.RandomGenerator;
+import org.apache.kafka.common.utils.internals.AppInfoParser;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.testcontainers.kafka.KafkaContainer;
@@ -23,7 +24,12 @@ final class SharedInfra implements Infra, AutoCloseable {
   static final String KAFKA_MODE_ENV = "RUNLANE_IT_KAFKA";
   static final String KAFKA_IMAGE_PROPERTY = "runlane.it.kafka.image";
   static final String KAFKA_IMAGE_ENV = "RUNLANE_IT_KAFKA_IMAGE";
-  static final String DEFAULT_KAFKA_IMAGE = "apache/kafka:4.0.0";
+
+  /**
+   * The image of the Kafka version the project builds against ({@code kafka.version}, as the
+   * kafka-clients jar reports it; {@code AppInfoParser} moved to {@code internals} in Kafka 4.4).
+   */
+  static final String DEFAULT_KAFKA_IMAGE = "apache/kafka:" + AppInfoParser.getVersion();
 
   private static final char[] SUFFIX_ALPHABET =
       "abcdefghijklmnopqrstuvwxyz0123456789".toCharArray();
@@ -154,6 +160,12 @@ final class SharedInfra implements Infra, AutoCloseable {
 
   @Override
   public String toString() {
-    return "Infra[kafka=" + bootstrapServers + " (" + kafkaKind + "), redis=" + redis.uri() + "]";
+    return "Infra[kafka="
+        + bootstrapServers
+        + " ("
+        + kafkaKind
+        + "), redis="
+        + EmbeddedRedis.redacted(redis.uri())
+        + "]";
   }
 }

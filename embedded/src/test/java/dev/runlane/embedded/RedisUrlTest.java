@@ -29,6 +29,29 @@ class RedisUrlTest {
   }
 
   @Test
+  void credentialsNeverShowInToStringOrMessages() {
+    EmbeddedRedis redis = EmbeddedRedis.resolveShared("redis://alice:s3cret@cache.internal:6380/2");
+
+    assertThat(redis.toString()).doesNotContain("s3cret").doesNotContain("alice");
+    assertThat(redis.toString()).contains("redis://***@cache.internal:6380/2");
+    assertThatThrownBy(redis::stop).hasMessageNotContaining("s3cret");
+    assertThatThrownBy(() -> EmbeddedRedis.parseRedisUrl("http://alice:s3cret@cache.internal"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageNotContaining("s3cret");
+    assertThatThrownBy(() -> EmbeddedRedis.parseRedisUrl("redis://alice:s3cret@cache internal"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageNotContaining("s3cret")
+        .hasNoCause();
+  }
+
+  @Test
+  void redactionKeepsUrlsWithoutCredentials() {
+    assertThat(EmbeddedRedis.redacted(URI.create("redis://cache.internal:6379/0?x=a@b")))
+        .isEqualTo("redis://cache.internal:6379/0?x=a@b");
+    assertThat(EmbeddedRedis.redacted("user:pw@cache.internal")).isEqualTo("***@cache.internal");
+  }
+
+  @Test
   void rejectsOtherSchemes() {
     assertThatThrownBy(() -> EmbeddedRedis.parseRedisUrl("http://cache.internal:6379"))
         .isInstanceOf(IllegalArgumentException.class)

@@ -28,7 +28,6 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.common.config.TopicConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -218,14 +217,15 @@ public final class IngressApp implements AutoCloseable {
   }
 
   private static void ensureTopics(IngressConfig config) {
-    Map<String, String> big =
-        Map.of(
-            TopicConfig.MAX_MESSAGE_BYTES_CONFIG,
-            Integer.toString(ProducerSettings.maxMessageBytes(config.maxBodyBytes())));
+    int maxMessageBytes = TopicEnsurer.maxMessageBytes(config.maxBodyBytes());
     List<NewTopic> topics =
         List.of(
-            TopicEnsurer.plain(config.topics().webhooks(), config.topicSettings()).configs(big),
-            TopicEnsurer.plain(config.topics().dlq(), config.topicSettings()).configs(big));
+            TopicEnsurer.sized(
+                TopicEnsurer.plain(config.topics().webhooks(), config.topicSettings()),
+                maxMessageBytes),
+            TopicEnsurer.sized(
+                TopicEnsurer.plain(config.topics().dlq(), config.topicSettings()),
+                maxMessageBytes));
     int timeoutMs = (int) Math.min(Integer.MAX_VALUE, config.startupTimeout().toMillis());
     try (Admin admin =
         Admin.create(

@@ -92,14 +92,9 @@ public record IngressConfig(
     int adminPort = r.port("INGRESS_ADMIN_PORT", 9080);
     int maxBody =
         r.integer("INGRESS_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, 1024, 16 * 1024 * 1024);
-    long ackMillis = r.longValue("INGRESS_ACK_TIMEOUT_MS", 8000, 1, Long.MAX_VALUE);
-    if (ackMillis < 500 || ackMillis >= SUME_ATTEMPT_TIMEOUT.toMillis()) {
-      r.problem(
-          "INGRESS_ACK_TIMEOUT_MS="
-              + ackMillis
-              + " must be 500-9999: Sume gives up on an attempt after 10 s");
-      ackMillis = 8000;
-    }
+    // Below Sume's 10 s per attempt, so that a slow broker gets a 503 before Sume gives up.
+    Duration ackTimeout =
+        r.millis("INGRESS_ACK_TIMEOUT_MS", 8000, 500, SUME_ATTEMPT_TIMEOUT.toMillis() - 1);
     Duration retryAfter = r.seconds("INGRESS_RETRY_AFTER_SECONDS", 5, 1, 3600);
     Duration grace = r.millis("INGRESS_SHUTDOWN_GRACE_MS", 10_000, 0, 300_000);
     Duration startup = r.seconds("KAFKA_STARTUP_TIMEOUT_SECONDS", 60, 1, 3600);
@@ -112,12 +107,12 @@ public record IngressConfig(
     if (port == adminPort) {
       r.problem("INGRESS_PORT and INGRESS_ADMIN_PORT must differ (both " + port + ")");
     }
-    if (grace.toMillis() < ackMillis) {
+    if (grace.compareTo(ackTimeout) < 0) {
       r.warn(
           "INGRESS_SHUTDOWN_GRACE_MS="
               + grace.toMillis()
               + " is shorter than INGRESS_ACK_TIMEOUT_MS="
-              + ackMillis
+              + ackTimeout.toMillis()
               + ": requests in flight at shutdown may be cut off without an answer");
     }
     r.throwIfInvalid();
@@ -131,7 +126,7 @@ public record IngressConfig(
         port,
         adminPort,
         maxBody,
-        Duration.ofMillis(ackMillis),
+        ackTimeout,
         retryAfter,
         grace,
         startup,

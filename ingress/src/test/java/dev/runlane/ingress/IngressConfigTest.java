@@ -7,6 +7,8 @@ import dev.runlane.common.config.ConfigException;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class IngressConfigTest {
 
@@ -48,19 +50,32 @@ class IngressConfigTest {
         .hasMessageContaining("TOPIC_PARTITIONS");
   }
 
-  @Test
-  void ackTimeoutMustStayBelowSumesTenSeconds() {
+  @ParameterizedTest
+  @ValueSource(strings = {"10000", "499", "0", "-1", "8s"})
+  void ackTimeoutMustStayBelowSumesTenSeconds(String value) {
     assertThatThrownBy(
             () ->
                 IngressConfig.fromEnv(
-                    Map.of("SUME_SIGNING_SECRETS", SECRETS, "INGRESS_ACK_TIMEOUT_MS", "10000")))
+                    Map.of("SUME_SIGNING_SECRETS", SECRETS, "INGRESS_ACK_TIMEOUT_MS", value)))
         .isInstanceOf(ConfigException.class)
-        .hasMessageContaining("INGRESS_ACK_TIMEOUT_MS=10000 must be 500-9999");
+        .satisfies(e -> assertThat(((ConfigException) e).problems()).hasSize(1))
+        .hasMessageContaining("INGRESS_ACK_TIMEOUT_MS='" + value + "'")
+        .hasMessageContaining("(500-9999)");
+  }
+
+  @ParameterizedTest
+  @ValueSource(longs = {500, 9999})
+  void ackTimeoutAcceptsTheEndsOfItsRange(long millis) {
     assertThat(
             IngressConfig.fromEnv(
-                    Map.of("SUME_SIGNING_SECRETS", SECRETS, "INGRESS_ACK_TIMEOUT_MS", "9999"))
+                    Map.of(
+                        "SUME_SIGNING_SECRETS",
+                        SECRETS,
+                        "INGRESS_ACK_TIMEOUT_MS",
+                        Long.toString(millis)))
                 .ackTimeout())
-        .isEqualTo(Duration.ofMillis(9999));
+        .isEqualTo(Duration.ofMillis(millis))
+        .isLessThan(IngressConfig.SUME_ATTEMPT_TIMEOUT);
   }
 
   @Test

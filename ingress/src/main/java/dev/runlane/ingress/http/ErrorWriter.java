@@ -5,10 +5,12 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 
 /**
- * The one writer of error responses: every error body is {@link ErrorBody#json(String, String)}.
+ * The one writer of responses to webhook requests: every error body is {@link
+ * ErrorBody#json(String, String)}, and {@link #ok(HttpServerRequest, JsonObject)} writes the 200s.
  * When the request body was not read to the end (413, 415, 404, 405), the connection is closed
  * after the response, so that the rest is never read.
  */
@@ -21,6 +23,19 @@ public final class ErrorWriter {
    */
   public ErrorWriter(Duration retryAfter) {
     this.retryAfterSeconds = Long.toString(Math.max(1, retryAfter.toSeconds()));
+  }
+
+  /** 200 with {@code body}: the broker acknowledged the record. */
+  public void ok(HttpServerRequest request, JsonObject body) {
+    HttpServerResponse response = request.response();
+    if (response.ended() || response.closed()) {
+      return;
+    }
+    response
+        .setStatusCode(200)
+        .putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
+        .putHeader(HttpHeaders.CACHE_CONTROL, "no-store")
+        .end(body.toBuffer());
   }
 
   /** Writes {@code status} with {@code {"error":code,"message":message}}. */

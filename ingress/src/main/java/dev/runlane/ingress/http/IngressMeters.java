@@ -35,6 +35,8 @@ public final class IngressMeters {
     TOO_LARGE,
     UNSUPPORTED_MEDIA_TYPE,
     UNAVAILABLE,
+    /** An unexpected failure in the handler, answered 503 (a bug or a broken dependency). */
+    INTERNAL_ERROR,
     ABORTED;
 
     /** The tag value, e.g. {@code dead_lettered}. */

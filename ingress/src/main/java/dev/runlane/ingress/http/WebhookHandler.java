@@ -13,7 +13,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
-import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonObject;
 import java.time.Clock;
 import java.time.Duration;
@@ -21,6 +20,7 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.slf4j.Logger;
@@ -38,7 +38,14 @@ import org.slf4j.MDC;
 public final class WebhookHandler implements Handler<HttpServerRequest> {
 
   private static final Logger log = LoggerFactory.getLogger(WebhookHandler.class);
-  private static final String JSON = "application/json";
+
+  /** The most of a client-supplied header value that goes into a log line. */
+  static final int MAX_LOGGED_HEADER_CHARS = 64;
+
+  /** The most buffer allocated up front: the declared length is an unauthenticated header. */
+  static final int MAX_INITIAL_BODY_CAPACITY = 64 * 1024;
+
+  private static final String NO_ACK = "Kafka did not acknowledge the write in time; retry later";
 
   private final WebhookSource source;
   private final EnvelopeParser parser;
@@ -75,6 +82,7 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
   @Override
   public void handle(HttpServerRequest request) {
     Instant receivedAt = clock.instant();
+    long receivedNanos = System.nanoTime(); // the ack deadline counts from here
     long declared = contentLength(request);
     if (declared > maxBodyBytes) {
       tooLarge(request, "Content-Length " + declared);
@@ -82,14 +90,15 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
     }
     if (!JsonContentType.isJson(request.getHeader(HttpHeaders.CONTENT_TYPE))) {
       meters.count(source.name(), Outcome.UNSUPPORTED_MEDIA_TYPE);
-      log.info(
+      log.debug(
           "rejected {} webhook: content type {} is not JSON",
           source.name(),
-          request.getHeader(HttpHeaders.CONTENT_TYPE));
+          truncate(request.getHeader(HttpHeaders.CONTENT_TYPE)));
       errors.send(request, 415, "unsupported_media_type", "the body must be application/json");
       return;
     }
-    Buffer body = Buffer.buffer(declared > 0 ? (int) declared : 4096);
+    Buffer body =
+        Buffer.buffer(declared > 0 ? (int) Math.min(declared, MAX_INITIAL_BODY_CAPACITY) : 4096);
     boolean[] stopped = {false}; // confined to the request's event loop
     request.handler(
         chunk -> {
@@ -116,7 +125,7 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
         v -> {
           if (!stopped[0]) {
             stopped[0] = true;
-            onBody(request, body.getBytes(), receivedAt);
+            onBody(request, body.getBytes(), receivedAt, receivedNanos);
           }
         });
     if ("100-continue".equalsIgnoreCase(request.getHeader(HttpHeaders.EXPECT))) {
@@ -124,7 +133,21 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
     }
   }
 
-  private void onBody(HttpServerRequest request, byte[] raw, Instant receivedAt) {
+  /**
+   * Answers a complete body. Whatever goes wrong here unexpectedly (verifier, parser, publisher)
+   * still answers the request: 503, so that the sender retries.
+   */
+  private void onBody(
+      HttpServerRequest request, byte[] raw, Instant receivedAt, long receivedNanos) {
+    try {
+      verifyParseAndPublish(request, raw, receivedAt, receivedNanos);
+    } catch (RuntimeException e) {
+      internalError(request, e);
+    }
+  }
+
+  private void verifyParseAndPublish(
+      HttpServerRequest request, byte[] raw, Instant receivedAt, long receivedNanos) {
     try {
       source.verifier().verify(raw, request.headers()::get);
     } catch (SignatureException e) {
@@ -132,10 +155,21 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
       log.warn(
           "rejected {} webhook event_id={}: {} ({})",
           source.name(),
-          request.getHeader(source.verifier().headerNames().get(0)),
+          truncate(request.getHeader(source.verifier().headerNames().get(0))),
           e.code(),
           e.getMessage());
       errors.send(request, 401, e.code(), "the signature or its timestamp is not valid");
+      return;
+    }
+    long remainingMillis = remainingMillis(receivedNanos);
+    if (remainingMillis <= 0) {
+      unavailable(
+          request,
+          null,
+          null,
+          "the ack deadline passed while the body was read",
+          null,
+          "the request took too long to arrive; retry later");
       return;
     }
     Inbound inbound = new Inbound(source.name(), receivedAt, signatureHeaders(request));
@@ -143,12 +177,13 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
     try {
       envelope = parser.parse(raw);
     } catch (EnvelopeException e) {
-      deadLetter(request, raw, e, inbound);
+      deadLetter(request, raw, e, inbound, remainingMillis);
       return;
     }
     awaitAck(
         request,
         publisher.publish(envelope, inbound),
+        remainingMillis,
         "webhooks",
         envelope.requestId(),
         envelope.runId(),
@@ -164,17 +199,27 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
                       metadata.topic(),
                       metadata.partition(),
                       metadata.offset()));
-          respond(
+          errors.ok(
               request,
               new JsonObject().put("status", "accepted").put("request_id", envelope.requestId()));
         });
   }
 
+  /** What is left of the ack deadline, counted from when the request was received. */
+  private long remainingMillis(long receivedNanos) {
+    return ackTimeoutMillis - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - receivedNanos);
+  }
+
   private void deadLetter(
-      HttpServerRequest request, byte[] raw, EnvelopeException e, Inbound inbound) {
+      HttpServerRequest request,
+      byte[] raw,
+      EnvelopeException e,
+      Inbound inbound,
+      long remainingMillis) {
     awaitAck(
         request,
         publisher.deadLetter(raw, e.code(), e.getMessage(), inbound),
+        remainingMillis,
         "dlq",
         null,
         null,
@@ -189,17 +234,20 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
               metadata.offset(),
               e.code(),
               e.getMessage());
-          respond(request, new JsonObject().put("status", "dead_lettered").put("reason", e.code()));
+          errors.ok(
+              request, new JsonObject().put("status", "dead_lettered").put("reason", e.code()));
         });
   }
 
   /**
    * Answers with {@code onAck} once the broker acknowledged, or 503 when the write failed or did
-   * not complete within the deadline, whichever comes first.
+   * not complete within {@code remainingMillis} (what is left of the deadline), whichever comes
+   * first.
    */
   private void awaitAck(
       HttpServerRequest request,
       CompletionStage<RecordMetadata> ack,
+      long remainingMillis,
       String topicKind,
       String requestId,
       String runId,
@@ -209,11 +257,12 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
     boolean[] answered = {false}; // confined to the request's event loop
     long timer =
         vertx.setTimer(
-            ackTimeoutMillis,
+            remainingMillis,
             id -> {
               if (!answered[0]) {
                 answered[0] = true;
-                unavailable(request, requestId, runId, "no broker ack within the deadline", null);
+                unavailable(
+                    request, requestId, runId, "no broker ack within the deadline", null, NO_ACK);
               }
             });
     ack.whenComplete(
@@ -234,17 +283,26 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
                   }
                   answered[0] = true;
                   if (error != null) {
-                    unavailable(request, requestId, runId, "the write failed", error);
+                    unavailable(request, requestId, runId, "the write failed", error, NO_ACK);
                     return;
                   }
                   meters.ackLatency(
                       source.name(), topicKind, Duration.ofNanos(System.nanoTime() - sent));
-                  onAck.accept(metadata);
+                  try {
+                    onAck.accept(metadata);
+                  } catch (RuntimeException e) {
+                    internalError(request, e);
+                  }
                 }));
   }
 
   private void unavailable(
-      HttpServerRequest request, String requestId, String runId, String why, Throwable error) {
+      HttpServerRequest request,
+      String requestId,
+      String runId,
+      String why,
+      Throwable error,
+      String clientMessage) {
     meters.count(source.name(), Outcome.UNAVAILABLE);
     withIds(
         requestId,
@@ -255,26 +313,20 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
                 source.name(),
                 why,
                 error == null ? "" : ": " + error));
-    errors.unavailable(request, "Kafka did not acknowledge the write in time; retry later");
+    errors.unavailable(request, clientMessage);
+  }
+
+  private void internalError(HttpServerRequest request, RuntimeException e) {
+    meters.count(source.name(), Outcome.INTERNAL_ERROR);
+    log.error("answered 503 to {} webhook: unexpected failure", source.name(), e);
+    errors.unavailable(request, "the webhook could not be processed; retry later");
   }
 
   private void tooLarge(HttpServerRequest request, String what) {
     meters.count(source.name(), Outcome.TOO_LARGE);
-    log.info(
+    log.debug(
         "rejected {} webhook: {} over the limit of {} bytes", source.name(), what, maxBodyBytes);
     errors.send(request, 413, "too_large", "the body is larger than " + maxBodyBytes + " bytes");
-  }
-
-  private static void respond(HttpServerRequest request, JsonObject body) {
-    HttpServerResponse response = request.response();
-    if (response.ended() || response.closed()) {
-      return;
-    }
-    response
-        .setStatusCode(200)
-        .putHeader(HttpHeaders.CONTENT_TYPE, JSON)
-        .putHeader(HttpHeaders.CACHE_CONTROL, "no-store")
-        .end(body.toBuffer());
   }
 
   private Map<String, String> signatureHeaders(HttpServerRequest request) {
@@ -299,6 +351,16 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
     } catch (NumberFormatException e) {
       return -1;
     }
+  }
+
+  /**
+   * {@code value} cut to {@link #MAX_LOGGED_HEADER_CHARS}, for a client-supplied header in a log.
+   */
+  static String truncate(String value) {
+    if (value == null || value.length() <= MAX_LOGGED_HEADER_CHARS) {
+      return value;
+    }
+    return value.substring(0, MAX_LOGGED_HEADER_CHARS) + "...";
   }
 
   private static void withIds(String requestId, String runId, Runnable logStatement) {

@@ -1,5 +1,6 @@
 package dev.runlane.ingress.publish;
 
+import dev.runlane.common.kafka.TopicEnsurer;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -18,15 +19,14 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *   <li>{@code max.block.ms} small: {@code send()} runs on an event loop and must not wait for
  *       buffer space; metadata is fetched before the server accepts requests and kept ({@code
  *       metadata.max.idle.ms} one day), so {@code send()} never waits for it either;
- *   <li>{@code lz4}, {@code linger.ms=5}: small batches, cheap compression.
+ *   <li>{@code lz4}, {@code linger.ms=5}: small batches, cheap compression;
+ *   <li>{@code max.request.size} = {@link TopicEnsurer#maxMessageBytes(int)}, the rule the topics
+ *       are created with.
  * </ul>
  */
 public final class ProducerSettings {
 
   public static final int LINGER_MS = 5;
-
-  /** Room for headers and batch framing on top of the largest accepted body. */
-  public static final int RECORD_OVERHEAD_BYTES = 64 * 1024;
 
   private ProducerSettings() {}
 
@@ -66,13 +66,8 @@ public final class ProducerSettings {
     c.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, delivery - LINGER_MS);
     c.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, maxBlock.toMillis());
     c.put(ProducerConfig.METADATA_MAX_IDLE_CONFIG, Duration.ofDays(1).toMillis());
-    c.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, maxBodyBytes + RECORD_OVERHEAD_BYTES);
+    c.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, TopicEnsurer.maxMessageBytes(maxBodyBytes));
     c.put(ProducerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 1000);
     return c;
-  }
-
-  /** The topic-level {@code max.message.bytes} a created topic needs for the largest body. */
-  public static int maxMessageBytes(int maxBodyBytes) {
-    return Math.max(1_048_588, maxBodyBytes + RECORD_OVERHEAD_BYTES);
   }
 }

@@ -75,7 +75,13 @@ public final class RunQueryHandler implements HttpHandler {
       AdminServer.sendError(exchange, 503, "not_ready", "the run store is not available yet");
       return;
     }
-    if (where.activeHost().equals(self.get()) || localOnly) {
+    boolean hostedHere = where.activeHost().equals(self.get());
+    if (localOnly && !hostedHere) {
+      // Relayed here, but the group moved the run meanwhile: a later retry finds it.
+      AdminServer.sendError(exchange, 503, "not_ready", "the run is moving between instances");
+      return;
+    }
+    if (hostedHere) {
       RunState state;
       try {
         ReadOnlyKeyValueStore<String, RunState> store =

@@ -150,13 +150,19 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     }
     Map<String, Claim> claims = claim(requestIds);
     List<String> toMarkDone = new ArrayList<>();
+    List<String> toRelease = new ArrayList<>();
     Set<String> decided = new HashSet<>();
     Map<Outcome, Integer> counts = new EnumMap<>(Outcome.class);
     try {
       for (KeyValue<Long, PendingEvent> kv : batch) {
         PendingEvent event = kv.value;
         if (waitingRuns.contains(event.runId())) {
-          continue; // keep the run's arrival order behind an event that waits
+          // Keep the run's arrival order behind an event that waits; give back its claim.
+          Claim skipped = claims.get(event.requestId());
+          if (skipped == Claim.NEW || skipped == Claim.PROCESSING_BY_THIS_TASK) {
+            toRelease.add(event.requestId());
+          }
+          continue;
         }
         Claim claim = claims.get(event.requestId());
         if (claim != Claim.UNAVAILABLE && !decided.add(event.requestId())) {
@@ -180,6 +186,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       }
       markDone(toMarkDone);
       faultHook.afterMarkDone(toMarkDone);
+      toRelease.removeAll(toMarkDone); // an earlier copy of the id was decided in this batch
+      release(toRelease);
     } catch (RuntimeException e) {
       release(claims);
       throw e;
@@ -340,6 +348,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     }
   }
 
+  /** On a failure: give back every claim of the batch that this task took and did not finish. */
   private void release(Map<String, Claim> claims) {
     List<String> ours = new ArrayList<>();
     claims.forEach(
@@ -348,11 +357,15 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
             ours.add(id);
           }
         });
-    if (ours.isEmpty() || !dedup.enabled()) {
+    release(ours);
+  }
+
+  private void release(List<String> requestIds) {
+    if (requestIds.isEmpty() || !dedup.enabled()) {
       return;
     }
     try {
-      dedup.release(ours, owner);
+      dedup.release(requestIds, owner);
     } catch (RuntimeException e) {
       log.warn("claims not released (they expire after the claim TTL): {}", e.toString());
     }
@@ -360,8 +373,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
 
   private static JsonNode data(byte[] raw) {
     try {
-      JsonNode data = JSON.readTree(raw).get("data");
-      return data == null || data.isNull() ? null : data;
+      return JSON.readTree(raw).get("data"); // RunState maps a JSON null to null
     } catch (IOException e) {
       // The envelope parser accepted these bytes, so this cannot happen short of a bug.
       throw new IllegalStateException("envelope accepted but not readable as a tree", e);
