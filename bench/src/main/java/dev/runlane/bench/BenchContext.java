@@ -50,6 +50,15 @@ final class BenchContext implements AutoCloseable {
     return redis;
   }
 
+  /** {@code ProcessorApp.start} without a fault hook. */
+  static dev.runlane.processor.ProcessorApp startProcessor(
+      dev.runlane.processor.ProcessorConfig config,
+      dev.runlane.processor.dedup.Dedup dedup,
+      io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry) {
+    return dev.runlane.processor.ProcessorApp.start(
+        config, dedup, registry, dev.runlane.processor.topology.FaultHook.NONE);
+  }
+
   void createTopics(String... names) {
     try (Admin admin =
         Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
@@ -93,7 +102,7 @@ final class BenchContext implements AutoCloseable {
   }
 
   static List<String> allStages() {
-    return List.of("verification", "ingress", "processor", "e2e", "recovery");
+    return List.of("verification", "ingress", "processor", "e2e", "recovery", "rebuild");
   }
 
   @Override

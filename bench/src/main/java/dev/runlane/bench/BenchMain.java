@@ -62,6 +62,7 @@ public final class BenchMain {
             case "processor" -> new ProcessorStage(ctx).run();
             case "e2e" -> new EndToEndStage(ctx).run();
             case "recovery" -> new RecoveryStage(ctx).run();
+            case "rebuild" -> new RebuildStage(ctx).run();
             default -> throw new IllegalStateException(stage);
           }
         } catch (Exception | Error e) {

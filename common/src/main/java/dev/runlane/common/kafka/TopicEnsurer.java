@@ -25,6 +25,7 @@ import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -135,19 +136,24 @@ public final class TopicEnsurer {
    */
   private static void awaitLeaders(Admin admin, List<String> topics, long deadline) {
     while (true) {
-      Map<String, TopicDescription> described =
-          await(
-              admin
-                  .describeTopics(
-                      topics, new DescribeTopicsOptions().timeoutMs(remainingMillis(deadline)))
-                  .allTopicNames(),
-              deadline,
-              topics,
-              "describe");
-      boolean ready =
-          described.values().stream()
-              .flatMap(d -> d.partitions().stream())
-              .allMatch(p -> p.leader() != null && !p.leader().isEmpty());
+      boolean ready;
+      try {
+        Map<String, TopicDescription> described =
+            await(
+                admin
+                    .describeTopics(
+                        topics, new DescribeTopicsOptions().timeoutMs(remainingMillis(deadline)))
+                    .allTopicNames(),
+                deadline,
+                topics,
+                "describe");
+        ready =
+            described.values().stream()
+                .flatMap(d -> d.partitions().stream())
+                .allMatch(p -> p.leader() != null && !p.leader().isEmpty());
+      } catch (UnknownTopicOrPartitionException e) {
+        ready = false; // the broker that answered has not applied the creation yet
+      }
       if (ready) {
         return;
       }

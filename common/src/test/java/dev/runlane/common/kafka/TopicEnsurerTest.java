@@ -28,6 +28,7 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.internals.KafkaFutureImpl;
 import org.junit.jupiter.api.Test;
 
@@ -46,6 +47,17 @@ class TopicEnsurerTest {
         TIMEOUT);
 
     assertThat(fake.created).extracting(NewTopic::name).containsExactly("b");
+  }
+
+  @Test
+  void waitsWhileTheBrokerHasNotAppliedTheCreationYet() {
+    FakeAdmin fake = new FakeAdmin(Set.of(), Map.of());
+    fake.unknownDescribes = 2;
+
+    TopicEnsurer.ensure(fake.admin(), List.of(TopicEnsurer.plain("b", SETTINGS)), TIMEOUT);
+
+    assertThat(fake.created).extracting(NewTopic::name).containsExactly("b");
+    assertThat(fake.describes).isEqualTo(3);
   }
 
   @Test
@@ -112,6 +124,8 @@ class TopicEnsurerTest {
     final Set<String> existing;
     final Map<String, RuntimeException> failures;
     final List<NewTopic> created = new ArrayList<>();
+    int unknownDescribes;
+    int describes;
 
     FakeAdmin(Set<String> existing, Map<String, RuntimeException> failures) {
       this.existing = existing;
@@ -157,6 +171,14 @@ class TopicEnsurerTest {
     private DescribeTopicsResult describeTopics(Collection<String> names) {
       Node leader = new Node(1, "localhost", 9092);
       Map<String, KafkaFuture<TopicDescription>> descriptions = new HashMap<>();
+      if (describes++ < unknownDescribes) {
+        for (String name : names) {
+          KafkaFutureImpl<TopicDescription> f = new KafkaFutureImpl<>();
+          f.completeExceptionally(new UnknownTopicOrPartitionException("not yet"));
+          descriptions.put(name, f);
+        }
+        return new DescribeTopicsResult(null, descriptions) {};
+      }
       for (String name : names) {
         List<TopicPartitionInfo> partitions = new ArrayList<>();
         for (int i = 0; i < SETTINGS.partitions(); i++) {
