@@ -268,7 +268,8 @@ final class ProcessorStage {
   static ProcessorConfig config(
       String bootstrap, EmbeddedRedis redis, String appId, TopicNames topics, boolean dedupOn)
       throws Exception {
-    return ProcessorConfig.fromEnv(
+    Map<String, String> env =
+        new java.util.HashMap<>(
             Map.ofEntries(
                 Map.entry("KAFKA_BOOTSTRAP_SERVERS", bootstrap),
                 Map.entry("REDIS_URL", redis.uri().toString()),
@@ -284,8 +285,19 @@ final class ProcessorStage {
                 Map.entry("TOPIC_STALE", topics.stale()),
                 Map.entry("TOPIC_RUNS", topics.runs()),
                 Map.entry("TOPIC_PARTITIONS", Integer.toString(BenchContext.PARTITIONS)),
-                Map.entry("TOPIC_REPLICATION_FACTOR", "1")))
-        .withPort(0);
+                Map.entry("TOPIC_REPLICATION_FACTOR", "1")));
+    // The processor's own tuning variables pass through, so a run can try other settings.
+    for (String name :
+        List.of(
+            "PROCESSOR_COMMIT_INTERVAL_MS",
+            "PROCESSOR_BATCH_INTERVAL_MS",
+            "PROCESSOR_BATCH_SIZE")) {
+      String value = System.getenv(name);
+      if (value != null) {
+        env.put(name, value);
+      }
+    }
+    return ProcessorConfig.fromEnv(env).withPort(0);
   }
 
   static Map<TopicPartition, Long> endOffsets(Admin admin, String topic) throws Exception {
