@@ -50,6 +50,48 @@ final class BenchContext implements AutoCloseable {
     return redis;
   }
 
+  /** A producer for a steady live load: idempotent, acks=all, a short linger. */
+  static Map<String, Object> liveProducer(String bootstrap) {
+    return Map.of(
+        org.apache.kafka.clients.producer.ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+        bootstrap,
+        org.apache.kafka.clients.producer.ProducerConfig.ACKS_CONFIG,
+        "all",
+        org.apache.kafka.clients.producer.ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
+        true,
+        org.apache.kafka.clients.producer.ProducerConfig.LINGER_MS_CONFIG,
+        5,
+        org.apache.kafka.clients.producer.ProducerConfig.COMPRESSION_TYPE_CONFIG,
+        "lz4",
+        org.apache.kafka.clients.producer.ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
+        30_000,
+        org.apache.kafka.clients.producer.ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG,
+        20_000);
+  }
+
+  /**
+   * A producer for a bulk pre-fill: large batches, acks=all, not idempotent but one request in
+   * flight (an idempotent bulk fill on this broker saw OutOfOrderSequence rejections under load;
+   * one request in flight keeps order without sequences).
+   */
+  static Map<String, Object> fillProducer(String bootstrap) {
+    return Map.of(
+        org.apache.kafka.clients.producer.ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+        bootstrap,
+        org.apache.kafka.clients.producer.ProducerConfig.LINGER_MS_CONFIG,
+        20,
+        org.apache.kafka.clients.producer.ProducerConfig.BATCH_SIZE_CONFIG,
+        64 * 1024,
+        org.apache.kafka.clients.producer.ProducerConfig.COMPRESSION_TYPE_CONFIG,
+        "lz4",
+        org.apache.kafka.clients.producer.ProducerConfig.ACKS_CONFIG,
+        "all",
+        org.apache.kafka.clients.producer.ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
+        false,
+        org.apache.kafka.clients.producer.ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION,
+        1);
+  }
+
   /** {@code ProcessorApp.start} without a fault hook. */
   static dev.runlane.processor.ProcessorApp startProcessor(
       dev.runlane.processor.ProcessorConfig config,

@@ -1,6 +1,5 @@
 package dev.runlane.bench;
 
-import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.embedded.EmbeddedRedis;
@@ -28,7 +27,6 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -172,16 +170,7 @@ final class ProcessorStage {
 
   /** Fills {@code topic}; returns the number of unique request_ids. */
   static int fill(String bootstrap, String topic, int events, long seed) {
-    Map<String, Object> p = new HashMap<>();
-    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    p.put(ProducerConfig.LINGER_MS_CONFIG, 20);
-    p.put(ProducerConfig.BATCH_SIZE_CONFIG, 64 * 1024);
-    p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
-    p.put(ProducerConfig.ACKS_CONFIG, "all");
-    // Not idempotent: on this broker an idempotent bulk fill saw OutOfOrderSequence rejections
-    // for some partitions under load; one request in flight keeps order without sequences.
-    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false);
-    p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1);
+    Map<String, Object> p = BenchContext.fillProducer(bootstrap);
     SplittableRandom random = new SplittableRandom(seed);
     long idHigh = random.nextLong();
     Instant t0 = Instant.parse("2026-11-29T10:00:00Z");
@@ -193,18 +182,9 @@ final class ProcessorStage {
         int n = duplicate ? random.nextInt(unique) : unique++;
         String run = "run-" + (n % RUNS);
         String requestId = new UUID(idHigh, n).toString();
-        byte[] body =
-            Webhooks.body(
-                requestId,
-                run,
-                t0.plusMillis(n).toString(),
-                "run.updated",
-                BODY_BYTES,
-                new SplittableRandom(n));
-        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, run, body);
-        RecordHeaders.put(record.headers(), RecordHeaders.REQUEST_ID, requestId);
-        RecordHeaders.put(
-            record.headers(), RecordHeaders.RECEIVED_AT, Long.toString(System.currentTimeMillis()));
+        ProducerRecord<String, byte[]> record =
+            Webhooks.record(
+                topic, requestId, run, t0.plusMillis(n), BODY_BYTES, new SplittableRandom(n));
         producer.send(record);
       }
       producer.flush();

@@ -1,6 +1,5 @@
 package dev.runlane.bench;
 
-import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.processor.ProcessorApp;
@@ -34,7 +33,6 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -383,15 +381,7 @@ final class RebuildStage {
 
   /** N events, one per run ({@code run-0} .. {@code run-N-1}), unique request_ids. */
   private static void fill(String bootstrap, String topic, int runs) {
-    Map<String, Object> p = new HashMap<>();
-    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    p.put(ProducerConfig.LINGER_MS_CONFIG, 20);
-    p.put(ProducerConfig.BATCH_SIZE_CONFIG, 64 * 1024);
-    p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
-    p.put(ProducerConfig.ACKS_CONFIG, "all");
-    // As in ProcessorStage.fill: not idempotent, one request in flight.
-    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false);
-    p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1);
+    Map<String, Object> p = BenchContext.fillProducer(bootstrap);
     SplittableRandom random = new SplittableRandom(61);
     long idHigh = random.nextLong();
     Instant t0 = Instant.parse("2026-11-29T10:00:00Z");
@@ -400,18 +390,9 @@ final class RebuildStage {
       for (int i = 0; i < runs; i++) {
         String run = "run-" + i;
         String requestId = new UUID(idHigh, i).toString();
-        byte[] body =
-            Webhooks.body(
-                requestId,
-                run,
-                t0.plusMillis(i).toString(),
-                "run.updated",
-                BODY_BYTES,
-                new SplittableRandom(i));
-        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, run, body);
-        RecordHeaders.put(record.headers(), RecordHeaders.REQUEST_ID, requestId);
-        RecordHeaders.put(
-            record.headers(), RecordHeaders.RECEIVED_AT, Long.toString(System.currentTimeMillis()));
+        ProducerRecord<String, byte[]> record =
+            Webhooks.record(
+                topic, requestId, run, t0.plusMillis(i), BODY_BYTES, new SplittableRandom(i));
         producer.send(record);
       }
       producer.flush();

@@ -24,7 +24,6 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -255,14 +254,7 @@ final class RecoveryStage {
       Map<String, Long> producedAt,
       Set<String> acked,
       AtomicLong notAcked) {
-    Map<String, Object> p = new HashMap<>();
-    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    p.put(ProducerConfig.ACKS_CONFIG, "all");
-    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-    p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
-    p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 30_000);
-    p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 20_000);
+    Map<String, Object> p = BenchContext.liveProducer(bootstrap);
     SplittableRandom random = new SplittableRandom(21);
     long idHigh = random.nextLong();
     Instant t0 = Instant.now();
@@ -279,12 +271,8 @@ final class RecoveryStage {
         }
         String id = new UUID(idHigh, i).toString();
         String run = "run-" + random.nextInt(10_000);
-        byte[] body =
-            Webhooks.body(id, run, t0.plusMillis(i).toString(), "run.updated", 512, random);
-        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, run, body);
-        RecordHeaders.put(record.headers(), RecordHeaders.REQUEST_ID, id);
-        RecordHeaders.put(
-            record.headers(), RecordHeaders.RECEIVED_AT, Long.toString(System.currentTimeMillis()));
+        ProducerRecord<String, byte[]> record =
+            Webhooks.record(topic, id, run, t0.plusMillis(i), 512, random);
         producedAt.put(id, System.nanoTime());
         producer.send(
             record,

@@ -26,7 +26,6 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -340,14 +339,7 @@ final class RedisRestartCheck {
       Set<String> acked,
       AtomicLong notAcked,
       AtomicLong duplicatesSent) {
-    Map<String, Object> p = new HashMap<>();
-    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    p.put(ProducerConfig.ACKS_CONFIG, "all");
-    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-    p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
-    p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 30_000);
-    p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 20_000);
+    Map<String, Object> p = BenchContext.liveProducer(bootstrap);
     SplittableRandom random = new SplittableRandom(31);
     long idHigh = random.nextLong();
     Instant t0 = Instant.now();
@@ -376,12 +368,8 @@ final class RedisRestartCheck {
         long n = unique++;
         String id = new UUID(idHigh, n).toString();
         String run = "run-" + random.nextInt(RUNS);
-        byte[] body =
-            Webhooks.body(id, run, t0.plusMillis(n).toString(), "run.updated", 512, random);
-        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, run, body);
-        RecordHeaders.put(record.headers(), RecordHeaders.REQUEST_ID, id);
-        RecordHeaders.put(
-            record.headers(), RecordHeaders.RECEIVED_AT, Long.toString(System.currentTimeMillis()));
+        ProducerRecord<String, byte[]> record =
+            Webhooks.record(topic, id, run, t0.plusMillis(n), 512, random);
         ring[(int) (n % ringSize)] = record;
         producer.send(
             record,

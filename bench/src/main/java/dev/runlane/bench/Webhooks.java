@@ -76,6 +76,28 @@ final class Webhooks {
   }
 
   /** A JSON envelope padded to about {@code size} bytes with base64 of random bytes. */
+  /**
+   * A record as the ingress writes it, produced straight into the processor's input: key = run id,
+   * the body, and the request_id and received_at headers.
+   */
+  static org.apache.kafka.clients.producer.ProducerRecord<String, byte[]> record(
+      String topic,
+      String requestId,
+      String runId,
+      java.time.Instant createdAt,
+      int bodyBytes,
+      java.util.SplittableRandom random) {
+    byte[] body = body(requestId, runId, createdAt.toString(), "run.updated", bodyBytes, random);
+    var record = new org.apache.kafka.clients.producer.ProducerRecord<>(topic, runId, body);
+    dev.runlane.common.kafka.RecordHeaders.put(
+        record.headers(), dev.runlane.common.kafka.RecordHeaders.REQUEST_ID, requestId);
+    dev.runlane.common.kafka.RecordHeaders.put(
+        record.headers(),
+        dev.runlane.common.kafka.RecordHeaders.RECEIVED_AT,
+        Long.toString(System.currentTimeMillis()));
+    return record;
+  }
+
   static byte[] body(
       String requestId,
       String runId,
