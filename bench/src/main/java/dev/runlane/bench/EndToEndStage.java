@@ -112,16 +112,8 @@ final class EndToEndStage {
           // Kafka's own tool, same broker, same run, while the pipeline is idle.
           tool = kafkaTool(bootstrap, ctx.quick ? 2000 : 10000);
           res.add(
-              new Results.Row(
-                  STAGE,
-                  "Kafka EndToEndLatency avg (acks=all, 2048 B)",
-                  tool.avg(),
-                  "ms",
-                  "",
-                  Double.NaN,
-                  Double.NaN,
-                  "",
-                  null));
+              Results.Row.figure(
+                  STAGE, "Kafka EndToEndLatency avg (acks=all, 2048 B)", tool.avg(), "ms"));
           res.note(
               STAGE,
               "Kafka tool: org.apache.kafka.tools.EndToEndLatency (kafka-tools "

@@ -165,39 +165,21 @@ final class RedisRestartCheck {
             downSeconds, detect, degradedSeconds, resume, degradedDecisions, before[0], after[0]);
 
         res.add(
-            new Results.Row(
+            Results.Row.figure(
                 STAGE,
                 String.format(
                     "Redis restart: deciding on run store alone (Redis down %.1f s)", downSeconds),
                 degradedSeconds,
-                "s",
-                "",
-                Double.NaN,
-                Double.NaN,
-                "",
-                null));
+                "s"));
         res.add(
-            new Results.Row(
+            Results.Row.figure(
                 STAGE,
                 "Redis restart: events decided on run store alone",
                 degradedDecisions,
-                "events",
-                "",
-                Double.NaN,
-                Double.NaN,
-                "",
-                null));
+                "events"));
         res.add(
-            new Results.Row(
-                STAGE,
-                "Redis restart: answers PING -> claims resumed",
-                resume,
-                "s",
-                "",
-                Double.NaN,
-                Double.NaN,
-                "",
-                null));
+            Results.Row.figure(
+                STAGE, "Redis restart: answers PING -> claims resumed", resume, "s"));
         res.add(
             new Results.Row(
                 STAGE,

@@ -37,7 +37,13 @@ final class Results {
       double baselineValue,
       double ratio,
       String target,
-      Boolean met) {}
+      Boolean met) {
+
+    /** A figure with neither a baseline nor a target. */
+    static Row figure(String stage, String figure, double value, String unit) {
+      return new Row(stage, figure, value, unit, "", Double.NaN, Double.NaN, "", null);
+    }
+  }
 
   private final List<Row> rows = new ArrayList<>();
   private final Map<String, String> commands = new LinkedHashMap<>();
