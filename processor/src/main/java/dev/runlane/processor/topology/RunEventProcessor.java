@@ -83,7 +83,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     this.pending = context.getStateStore(StoreNames.PENDING);
     this.runs = context.getStateStore(StoreNames.RUNS);
     // Stable across restarts and failover; a zombie with the same task id is fenced (DESIGN §6).
-    this.owner = context.applicationId() + "/" + context.taskId();
+    // The task id alone: DEDUP_KEY_PREFIX already separates deployments, and every byte of the
+    // value is paid once per key for the done TTL (D15).
+    this.owner = context.taskId().toString();
     context.schedule(settings.batchInterval(), PunctuationType.WALL_CLOCK_TIME, now -> drain());
   }
 

@@ -37,12 +37,14 @@ class DedupDecisionTest {
 
   @ParameterizedTest(name = "{0} read by {1} -> {2}")
   @CsvSource({
-    "'done:app/0_1', app/0_1, DONE_BY_THIS_TASK",
-    "'done:app/0_1', app/0_2, DONE_BY_OTHER",
-    "'done:app/0_10', app/0_1, DONE_BY_OTHER",
-    "'processing:app/0_1', app/0_1, PROCESSING_BY_THIS_TASK",
-    "'processing:app/0_1', other/0_1, PROCESSING_BY_OTHER",
-    "'garbage', app/0_1, DONE_BY_OTHER",
+    "'done:0_1', 0_1, DONE_BY_THIS_TASK",
+    "'done:0_1', 0_2, DONE_BY_OTHER",
+    "'done:0_10', 0_1, DONE_BY_OTHER",
+    "'done:0_1', 0_10, DONE_BY_OTHER",
+    "'processing:0_1', 0_1, PROCESSING_BY_THIS_TASK",
+    "'processing:0_1', 0_2, PROCESSING_BY_OTHER",
+    "'processing:0_1', 1_1, PROCESSING_BY_OTHER",
+    "'garbage', 0_1, DONE_BY_OTHER",
   })
   void readsWhatRedisHeld(String value, String owner, Claim expected) {
     assertThat(Claim.fromExisting(value, owner)).isEqualTo(expected);
@@ -50,6 +52,6 @@ class DedupDecisionTest {
 
   @org.junit.jupiter.api.Test
   void aKeyThatExpiredBetweenSetAndGetIsNotOursSoTheEventWaits() {
-    assertThat(Claim.fromExisting(null, "app/0_1")).isEqualTo(Claim.PROCESSING_BY_OTHER);
+    assertThat(Claim.fromExisting(null, "0_1")).isEqualTo(Claim.PROCESSING_BY_OTHER);
   }
 }

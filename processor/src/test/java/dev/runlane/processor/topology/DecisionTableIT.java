@@ -38,8 +38,8 @@ import redis.clients.jedis.params.SetParams;
  */
 class DecisionTableIT {
   private static final String APP = "decision-table";
-  private static final String THIS_TASK = APP + "/0_0";
-  private static final String OTHER_TASK = APP + "/0_7";
+  private static final String THIS_TASK = "0_0";
+  private static final String OTHER_TASK = "0_7";
   private static final Instant T1 = Instant.parse("2026-11-29T10:00:01Z");
   private static final Instant T2 = Instant.parse("2026-11-29T10:00:02Z");
   private static final Instant T3 = Instant.parse("2026-11-29T10:00:03Z");
