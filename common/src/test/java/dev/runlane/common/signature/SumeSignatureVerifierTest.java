@@ -164,6 +164,16 @@ class SumeSignatureVerifierTest {
   }
 
   @Test
+  void rejectsNonAsciiDigitInTimestamp() {
+    // Long.parseLong reads U+0667 (Arabic-Indic seven) as 7, i.e. this as NOW.
+    String now = Long.toString(NOW);
+    String arabicSeven = now.charAt(0) + "\u0667" + now.substring(2);
+
+    assertThat(reason(header(SumeSignatureVerifier.TIMESTAMP_HEADER, arabicSeven)))
+        .isEqualTo(Reason.MALFORMED_TIMESTAMP);
+  }
+
+  @Test
   void rejectsModifiedBody() {
     String sig = SumeSignatureVerifier.sign(CURRENT, NOW, BODY);
     byte[] modified = BODY.clone();
