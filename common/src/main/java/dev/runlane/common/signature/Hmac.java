@@ -1,11 +1,9 @@
 package dev.runlane.common.signature;
 
 import dev.runlane.common.signature.SignatureException.Reason;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.security.GeneralSecurityException;
 import java.security.InvalidKeyException;
+import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
@@ -29,10 +27,6 @@ final class Hmac {
 
   /** Hex digit values by Latin-1 code, -1 for other characters. */
   private static final byte[] HEX_VALUES = hexValues();
-
-  /** Reads a byte array eight bytes at a time (any byte order will do for equality). */
-  private static final VarHandle LONGS =
-      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
   /** Up to 18 digits always fit a long, so the digit-by-digit parse needs no overflow check. */
   private static final int SAFE_DIGITS = 18;
@@ -64,7 +58,7 @@ final class Hmac {
       mac.update(body);
       byte[] expected = mac.doFinal();
       for (byte[] candidate : candidates) {
-        if (constantTimeEquals(expected, candidate)) {
+        if (MessageDigest.isEqual(expected, candidate)) { // the JDK's constant-time compare
           return true;
         }
       }
@@ -217,27 +211,6 @@ final class Hmac {
       out[i] = (byte) ((hi << 4) | lo);
     }
     return invalid < 0 ? null : out;
-  }
-
-  /**
-   * Whether two MACs are equal, in time that depends only on their length. Eight bytes at a time:
-   * MessageDigest.isEqual goes byte by byte with index arithmetic and costs twice as much on a
-   * 32-byte MAC, a noticeable part of verifying a small body.
-   */
-  static boolean constantTimeEquals(byte[] a, byte[] b) {
-    if (a.length != b.length) {
-      return false; // lengths are public (32 for HMAC-SHA256)
-    }
-    int n = a.length;
-    int longs = n - n % Long.BYTES;
-    long diff = 0;
-    for (int i = 0; i < longs; i += Long.BYTES) {
-      diff |= (long) LONGS.get(a, i) ^ (long) LONGS.get(b, i);
-    }
-    for (int i = longs; i < n; i++) {
-      diff |= a[i] ^ b[i];
-    }
-    return diff == 0;
   }
 
   private static boolean isDigit(char c) {

@@ -5,13 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.runlane.common.signature.SignatureException.Reason;
-import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
-/** The shared pieces under both schemes: hex decoding, comparison, timestamp parsing. */
+/** The shared pieces under both schemes: hex decoding, timestamp parsing. */
 class HmacTest {
 
   private static final HexFormat HEX = HexFormat.of();
@@ -52,28 +51,6 @@ class HmacTest {
   void unhexRejectsTheWrongLength() {
     assertThat(Hmac.unhex("ab".repeat(31), 0, 62, 32)).isNull();
     assertThat(Hmac.unhex("ab".repeat(33), 0, 66, 32)).isNull();
-  }
-
-  @Test
-  void constantTimeEqualsComparesEveryByte() {
-    for (int length : new int[] {0, 1, 7, 8, 9, 32, 33}) {
-      byte[] a = new byte[length];
-      new SplittableRandom(length).nextBytes(a);
-      assertThat(Hmac.constantTimeEquals(a, a.clone())).isTrue();
-      for (int i = 0; i < length; i++) {
-        byte[] b = a.clone();
-        b[i] ^= 1;
-        assertThat(Hmac.constantTimeEquals(a, b)).as("differs at %d of %d", i, length).isFalse();
-      }
-    }
-  }
-
-  @Test
-  void constantTimeEqualsRejectsDifferentLengths() {
-    byte[] mac = new byte[32];
-
-    assertThat(Hmac.constantTimeEquals(mac, Arrays.copyOf(mac, 31))).isFalse();
-    assertThat(Hmac.constantTimeEquals(mac, Arrays.copyOf(mac, 33))).isFalse();
   }
 
   @Test
@@ -118,11 +95,5 @@ class HmacTest {
     assertThat(e).as("'%s' should be rejected", value).isNotNull();
     assertThat(e.reason()).isEqualTo(Reason.MALFORMED_TIMESTAMP);
     return e;
-  }
-
-  private static byte[] bytes(SplittableRandom random, int length) {
-    byte[] out = new byte[length];
-    random.nextBytes(out);
-    return out;
   }
 }
