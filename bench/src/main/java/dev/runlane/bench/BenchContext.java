@@ -20,11 +20,6 @@ final class BenchContext implements AutoCloseable {
   private EmbeddedKafka kafka;
   private EmbeddedRedis redis;
 
-  /**
-   * The ingress capacity (highest rate kept up, p99 < 100 ms) when the ingress stage ran, else 0.
-   */
-  double ingressSustainableRate;
-
   BenchContext(boolean quick, Results results, String jar) {
     this.quick = quick;
     this.results = results;

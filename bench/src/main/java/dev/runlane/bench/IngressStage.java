@@ -129,7 +129,6 @@ final class IngressStage {
       }
       double bestIngress = ingressSearch.under10;
       double bestBare = bareSearch.under10;
-      ctx.ingressSustainableRate = ingressSearch.capacity;
       res.add(
           new Results.Row(
               STAGE,
