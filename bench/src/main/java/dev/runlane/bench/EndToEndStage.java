@@ -98,7 +98,7 @@ final class EndToEndStage {
       res.add(
           Results.Row.figure(
               STAGE,
-              "pipeline: highest rate kept up (every 200 visible, p99 < 1 s; steps of 1k/s)",
+              "pipeline: highest rate kept up (every 200 visible, p50 < 250 ms; steps of 1k/s)",
               sustainable,
               "events/s"));
       double rate = Math.max(500, Math.floor(sustainable / 2 / 100) * 100);
@@ -212,9 +212,13 @@ final class EndToEndStage {
 
   /** One measured window: the end-to-end latency, the ingress's answers, and how many were seen. */
   record Step(Latency.Summary e2e, OpenLoopLoad.Result ingress, long seen) {
-    /** Every request answered 2xx in time, every one visible, and no growing backlog. */
+    /**
+     * Every request answered 2xx in time, every one visible, and no growing backlog: a backlog
+     * raises the median with it, while a single stall of a second (seen on this box at any rate)
+     * only moves the tail, which is what the half-load window then measures.
+     */
     boolean keptUp() {
-      return ingress.keptUp() && seen == ingress.ok() && e2e.p99() < 1000;
+      return ingress.keptUp() && seen == ingress.ok() && e2e.p50() < 250;
     }
   }
 

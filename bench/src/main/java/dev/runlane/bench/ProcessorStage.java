@@ -150,7 +150,7 @@ final class ProcessorStage {
         STAGE,
         String.format(
             "dedup on: %,d keys, used_memory %,d -> %,d B; key = '%s' + 36-char UUID, value ="
-                + " 'done:<application.id>/<task>', TTL set",
+                + " 'done:<task>' (D15), TTL set",
             keys, before[0], after[0], KEY_PREFIX));
     for (Run r : List.of(off, on)) {
       res.note(
