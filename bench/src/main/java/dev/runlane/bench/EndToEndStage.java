@@ -92,7 +92,9 @@ final class EndToEndStage {
         LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
       }
       String warm = warmUntilJitSettles(load, ingress.port(), 1000, warmupCap, webhooks);
-      res.note(STAGE, warm);
+      res.note(
+          STAGE,
+          warm + ", then " + perRateWarmup.toSeconds() + " s at each rate before measuring it");
       double sustainable =
           sustainableRate(load, ingress.port(), bootstrap, topics, webhooks, perRateWarmup);
       res.add(
@@ -104,9 +106,11 @@ final class EndToEndStage {
       double rate = Math.max(500, Math.floor(sustainable / 2 / 100) * 100);
       res.note(
           STAGE,
-          String.format(
-              "half load = %,.0f/s, half of the highest step the whole pipeline kept up with",
-              rate));
+          sustainable > 0
+              ? String.format(
+                  "half load = %,.0f/s, half of the highest step the whole pipeline kept up with",
+                  rate)
+              : "no step kept up; measuring at 500/s");
       KafkaTool tool = null;
       for (double r : rate > 1000 ? new double[] {1000, rate} : new double[] {rate}) {
         Latency.Summary s =
@@ -188,24 +192,21 @@ final class EndToEndStage {
     Duration window = Duration.ofSeconds(5);
     long start = System.nanoTime();
     long compiled = Long.MAX_VALUE;
-    int windows = 0;
     while (System.nanoTime() - start < cap.toNanos() && compiled >= JIT_SETTLED_MS) {
       long before = jit.getTotalCompilationTime();
       Webhooks.Signed[] requests = webhooks.batch((int) Math.ceil(rate * window.toSeconds()) + 10);
       load.run(port, rate, Duration.ZERO, window, i -> requests[(int) i], (w, nanos, m) -> {});
       compiled = jit.getTotalCompilationTime() - before;
-      windows++;
     }
     String what =
         String.format(
             "warm-up: %d s at %,.0f/s until the JIT compiled < %d ms in a 5 s window (last"
-                + " window: %d ms%s), then %d s at each rate before measuring",
+                + " window: %d ms%s)",
             (System.nanoTime() - start) / 1_000_000_000L,
             rate,
             JIT_SETTLED_MS,
             compiled,
-            compiled >= JIT_SETTLED_MS ? ", cap reached" : "",
-            5);
+            compiled >= JIT_SETTLED_MS ? ", cap reached" : "");
     System.out.println("  " + what);
     return what;
   }
@@ -280,6 +281,7 @@ final class EndToEndStage {
             "e2e-reader");
     reader.start();
     if (!positioned.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
+      stop.set(true);
       throw new IllegalStateException("the events reader did not get its positions in 30 s");
     }
     OpenLoopLoad.Result result =
