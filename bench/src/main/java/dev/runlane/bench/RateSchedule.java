@@ -1,5 +1,7 @@
 package dev.runlane.bench;
 
+import java.util.concurrent.locks.LockSupport;
+
 /**
  * The intended start times of an open-loop, constant-rate load: request {@code i} is due at {@code
  * start + i * 1e9 / rate} ns, whatever happened to the requests before it. Latency is measured from
@@ -21,6 +23,14 @@ final class RateSchedule {
   /** When request {@code index} (0-based) is due. */
   long intendedStart(long index) {
     return startNanos + Math.round(index * periodNanos);
+  }
+
+  /** Parks the calling thread until request {@code index} is due (at once if it is late). */
+  void parkUntilDue(long index) {
+    long wait = intendedStart(index) - System.nanoTime();
+    if (wait > 0) {
+      LockSupport.parkNanos(wait);
+    }
   }
 
   /** How many requests are due at or before {@code nowNanos} (indexes 0 .. n-1). */

@@ -23,6 +23,7 @@ import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -265,26 +266,26 @@ final class RecoveryStage {
             new StringSerializer(),
             new org.apache.kafka.common.serialization.ByteArraySerializer())) {
       for (long i = 0; !stop.get(); i++) {
-        long wait = schedule.intendedStart(i) - System.nanoTime();
-        if (wait > 0) {
-          LockSupport.parkNanos(wait);
-        }
+        schedule.parkUntilDue(i);
         String id = new UUID(idHigh, i).toString();
         String run = "run-" + random.nextInt(10_000);
         ProducerRecord<String, byte[]> record =
             Webhooks.record(topic, id, run, t0.plusMillis(i), 512, random);
         producedAt.put(id, System.nanoTime());
-        producer.send(
-            record,
-            (md, e) -> {
-              if (e == null) {
-                acked.add(id);
-              } else {
-                notAcked.incrementAndGet();
-              }
-            });
+        producer.send(record, RecoveryStage.countAck(id, acked, notAcked));
       }
       producer.flush();
     }
+  }
+
+  /** Records {@code id} as acked, or counts a send the broker never acknowledged. */
+  static Callback countAck(String id, Set<String> acked, AtomicLong notAcked) {
+    return (metadata, e) -> {
+      if (e == null) {
+        acked.add(id);
+      } else {
+        notAcked.incrementAndGet();
+      }
+    };
   }
 }

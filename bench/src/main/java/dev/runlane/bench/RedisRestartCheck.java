@@ -333,10 +333,7 @@ final class RedisRestartCheck {
     try (KafkaProducer<String, byte[]> producer =
         new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
       for (long i = 0; !stop.get(); i++) {
-        long wait = schedule.intendedStart(i) - System.nanoTime();
-        if (wait > 0) {
-          LockSupport.parkNanos(wait);
-        }
+        schedule.parkUntilDue(i);
         if (unique > 0 && random.nextInt(100) < DUPLICATE_PERCENT) {
           ProducerRecord<String, byte[]> old =
               ring[(int) (random.nextLong(Math.min(unique, ringSize)) % ringSize)];
@@ -353,15 +350,7 @@ final class RedisRestartCheck {
         ProducerRecord<String, byte[]> record =
             Webhooks.record(topic, id, run, t0.plusMillis(n), 512, random);
         ring[(int) (n % ringSize)] = record;
-        producer.send(
-            record,
-            (md, e) -> {
-              if (e == null) {
-                acked.add(id);
-              } else {
-                notAcked.incrementAndGet();
-              }
-            });
+        producer.send(record, RecoveryStage.countAck(id, acked, notAcked));
       }
       producer.flush();
     }
