@@ -42,6 +42,14 @@ public enum Claim {
     return DONE_BY_OTHER;
   }
 
+  /**
+   * Whether this task holds a {@code processing} claim on the key, which it gives back (compare and
+   * delete) if it does not decide the event.
+   */
+  public boolean releasable() {
+    return this == NEW || this == PROCESSING_BY_THIS_TASK;
+  }
+
   /** Whether this task holds the key after the claim, so it must mark it done afterwards. */
   public boolean heldByThisTask() {
     return this == NEW || this == PROCESSING_BY_THIS_TASK || this == DONE_BY_THIS_TASK;

@@ -160,8 +160,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         PendingEvent event = kv.value;
         if (waitingRuns.contains(event.runId())) {
           // Keep the run's arrival order behind an event that waits; give back its claim.
+          // (No claim at all if the run was already waiting when the batch was claimed.)
           Claim skipped = claims.get(event.requestId());
-          if (skipped == Claim.NEW || skipped == Claim.PROCESSING_BY_THIS_TASK) {
+          if (skipped != null && skipped.releasable()) {
             toRelease.add(event.requestId());
           }
           continue;
@@ -355,7 +356,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     List<String> ours = new ArrayList<>();
     claims.forEach(
         (id, claim) -> {
-          if (claim == Claim.NEW || claim == Claim.PROCESSING_BY_THIS_TASK) {
+          if (claim.releasable()) {
             ours.add(id);
           }
         });
