@@ -31,7 +31,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.streams.KafkaStreams;
 
 /**
  * Stage 4: latency from the ingress's 200 to the event being visible to a read_committed consumer
@@ -84,13 +83,7 @@ final class EndToEndStage {
                 processorRegistry,
                 FaultHook.NONE);
         OpenLoopLoad load = new OpenLoopLoad(256, 1)) {
-      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-      while (processor.streams().state() != KafkaStreams.State.RUNNING) {
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException("processor not RUNNING after 60 s");
-        }
-        LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
-      }
+      processor.awaitRunning(Duration.ofSeconds(60));
       String warm = warmUntilJitSettles(load, ingress.port(), 1000, warmupCap, webhooks);
       res.note(
           STAGE,

@@ -31,7 +31,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.streams.KafkaStreams;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.params.ScanParams;
 import redis.clients.jedis.resps.ScanResult;
@@ -46,6 +45,9 @@ final class ProcessorStage {
   static final int DUPLICATE_PERCENT = 20;
   static final int BODY_BYTES = 512;
   static final String KEY_PREFIX = "runlane:dedup:";
+
+  /** How long a started processor may take to be RUNNING before a stage gives up. */
+  static final Duration RUNNING_TIMEOUT = Duration.ofMinutes(2);
 
   private final BenchContext ctx;
 
@@ -205,9 +207,7 @@ final class ProcessorStage {
         ProcessorApp app = ProcessorApp.start(config, dedup, registry, FaultHook.NONE)) {
       Map<TopicPartition, Long> end = endOffsets(admin, input);
       long total = end.values().stream().mapToLong(Long::longValue).sum();
-      while (app.streams().state() != KafkaStreams.State.RUNNING) {
-        LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
-      }
+      app.awaitRunning(RUNNING_TIMEOUT);
       long start = System.nanoTime();
       double decidedAt = Double.NaN;
       long deadline = start + Duration.ofMinutes(15).toNanos();

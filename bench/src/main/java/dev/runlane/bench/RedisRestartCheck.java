@@ -31,7 +31,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.streams.KafkaStreams;
 import redis.clients.jedis.Jedis;
 
 /**
@@ -89,9 +88,7 @@ final class RedisRestartCheck {
       PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
       RedisDedup dedup = new RedisDedup(config.redisDedupSettings(), registry);
       try (ProcessorApp app = BenchContext.startProcessor(config, dedup, registry)) {
-        while (app.streams().state() != KafkaStreams.State.RUNNING) {
-          LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
-        }
+        app.awaitRunning(ProcessorStage.RUNNING_TIMEOUT);
         reader.start();
         producer.start();
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();

@@ -27,9 +27,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
-import org.apache.kafka.streams.KafkaStreams;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -163,7 +161,7 @@ public final class Stack implements AutoCloseable {
               processorRegistry,
               FaultHook.NONE);
       started.add(0, processor);
-      awaitRunning(processor);
+      processor.awaitRunning(READY_TIMEOUT);
 
       Stack stack =
           new Stack(
@@ -219,21 +217,6 @@ public final class Stack implements AutoCloseable {
                 "TOPIC_PARTITIONS",
                 Integer.toString(settings.partitions())))
         .withPort(settings.processorPort());
-  }
-
-  private static void awaitRunning(ProcessorApp processor) {
-    long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-    while (processor.streams().state() != KafkaStreams.State.RUNNING) {
-      KafkaStreams.State state = processor.streams().state();
-      if (state == KafkaStreams.State.ERROR || state == KafkaStreams.State.NOT_RUNNING) {
-        throw new IllegalStateException("the processor stopped while starting: " + state);
-      }
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(
-            "the processor was not RUNNING within " + READY_TIMEOUT + " (state " + state + ")");
-      }
-      LockSupport.parkNanos(Duration.ofMillis(50).toNanos()); // polling a state with a deadline
-    }
   }
 
   public String bootstrapServers() {

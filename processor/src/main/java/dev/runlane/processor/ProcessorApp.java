@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -178,6 +179,27 @@ public final class ProcessorApp implements AutoCloseable {
 
   public KafkaStreams streams() {
     return streams;
+  }
+
+  /**
+   * Waits until Streams is RUNNING (every task assigned and restored).
+   *
+   * @throws IllegalStateException if Streams stopped instead, or after {@code timeout}
+   */
+  public void awaitRunning(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    KafkaStreams.State state;
+    while ((state = streams.state()) != KafkaStreams.State.RUNNING) {
+      if (state == KafkaStreams.State.ERROR || state == KafkaStreams.State.NOT_RUNNING) {
+        throw new IllegalStateException("the processor stopped while starting: " + state);
+      }
+      if (System.nanoTime() - deadline > 0) {
+        throw new IllegalStateException(
+            "the processor was not RUNNING within " + timeout + " (state " + state + ")");
+      }
+      // Polling a state with a deadline; 5 ms keeps "RUNNING at" precise for benchmarks.
+      LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
+    }
   }
 
   public int adminPort() {
