@@ -46,6 +46,19 @@ final class BenchContext implements AutoCloseable {
   }
 
   /** A producer for a steady live load: idempotent, acks=all, a short linger. */
+  /**
+   * Copies the named tuning variables from this process's environment into a service's, so that a
+   * run can try other settings without a rebuild (e.g. {@code INGRESS_PRODUCER_LINGER_MS=1}).
+   */
+  static void passThrough(Map<String, String> env, String... names) {
+    for (String name : names) {
+      String value = System.getenv(name);
+      if (value != null) {
+        env.put(name, value);
+      }
+    }
+  }
+
   static Map<String, Object> liveProducer(String bootstrap) {
     return Map.of(
         org.apache.kafka.clients.producer.ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,

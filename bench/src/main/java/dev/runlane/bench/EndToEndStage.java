@@ -62,6 +62,7 @@ final class EndToEndStage {
     env.put("TOPIC_EVENTS", topics.events());
     env.put("TOPIC_STALE", topics.stale());
     env.put("TOPIC_RUNS", topics.runs());
+    BenchContext.passThrough(env, IngressStage.TUNING);
     IngressConfig ingressConfig = IngressConfig.fromEnv(env).withPorts(0, 0);
     ProcessorConfig processorConfig =
         ProcessorStage.config(bootstrap, ctx.redis(), "bench-e2e", topics, true);

@@ -26,6 +26,10 @@ final class IngressStage {
   static final int BODY_BYTES = 2048;
   static final int RUNS = 100_000;
   static final double P99_LIMIT_MS = 10.0;
+
+  /** The ingress's tuning variables a run may set in its environment (see passThrough). */
+  static final String[] TUNING = {"INGRESS_PRODUCER_LINGER_MS", "INGRESS_EVENT_LOOPS"};
+
   private static final int RING = 16_384;
   private static final int CONNECTIONS = 256;
 
@@ -47,12 +51,14 @@ final class IngressStage {
     env.put("TOPIC_WEBHOOKS", "bench.ingress.webhooks");
     env.put("TOPIC_DLQ", "bench.ingress.dlq");
     env.put("TOPIC_PARTITIONS", Integer.toString(BenchContext.PARTITIONS));
+    BenchContext.passThrough(env, IngressStage.TUNING);
     IngressConfig config = IngressConfig.fromEnv(env).withPorts(0, 0);
     Map<String, Object> producerConfig =
         ProducerSettings.producerConfig(
             bootstrap,
             config.ackTimeout(),
             config.producerMaxBlock(),
+            config.producerLinger(),
             config.maxBodyBytes(),
             "bench-bare");
     Duration warmup = Duration.ofSeconds(ctx.quick ? 2 : 4);

@@ -266,17 +266,8 @@ final class ProcessorStage {
                 Map.entry("TOPIC_RUNS", topics.runs()),
                 Map.entry("TOPIC_PARTITIONS", Integer.toString(BenchContext.PARTITIONS)),
                 Map.entry("TOPIC_REPLICATION_FACTOR", "1")));
-    // The processor's own tuning variables pass through, so a run can try other settings.
-    for (String name :
-        List.of(
-            "PROCESSOR_COMMIT_INTERVAL_MS",
-            "PROCESSOR_BATCH_INTERVAL_MS",
-            "PROCESSOR_BATCH_SIZE")) {
-      String value = System.getenv(name);
-      if (value != null) {
-        env.put(name, value);
-      }
-    }
+    BenchContext.passThrough(
+        env, "PROCESSOR_COMMIT_INTERVAL_MS", "PROCESSOR_BATCH_INTERVAL_MS", "PROCESSOR_BATCH_SIZE");
     return ProcessorConfig.fromEnv(env).withPort(0);
   }
 

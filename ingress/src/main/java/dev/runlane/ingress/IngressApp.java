@@ -92,6 +92,7 @@ public final class IngressApp implements AutoCloseable {
                   config.bootstrapServers(),
                   config.ackTimeout(),
                   config.producerMaxBlock(),
+                  config.producerLinger(),
                   config.maxBodyBytes(),
                   "runlane-ingress"));
       WebhookPublisher publisher = new WebhookPublisher(producer, config.topics());

@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.runlane.common.config.ConfigException;
+import dev.runlane.ingress.publish.ProducerSettings;
 import java.time.Duration;
 import java.util.Map;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -26,6 +28,7 @@ class IngressConfigTest {
     assertThat(c.adminPort()).isEqualTo(9080);
     assertThat(c.maxBodyBytes()).isEqualTo(1024 * 1024);
     assertThat(c.ackTimeout()).isEqualTo(Duration.ofMillis(8000));
+    assertThat(c.producerLinger()).isEqualTo(Duration.ofMillis(1));
     assertThat(c.topics().webhooks()).isEqualTo("sume.webhooks");
     assertThat(c.topics().dlq()).isEqualTo("sume.webhooks.dlq");
     assertThat(c.topicSettings().partitions()).isEqualTo(12);
@@ -76,6 +79,34 @@ class IngressConfigTest {
                 .ackTimeout())
         .isEqualTo(Duration.ofMillis(millis))
         .isLessThan(IngressConfig.SUME_ATTEMPT_TIMEOUT);
+  }
+
+  @Test
+  void lingerIsBoundedSoTheProducerStillFitsTheAckDeadline() {
+    assertThatThrownBy(
+            () ->
+                IngressConfig.fromEnv(
+                    Map.of("SUME_SIGNING_SECRETS", SECRETS, "INGRESS_PRODUCER_LINGER_MS", "101")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("INGRESS_PRODUCER_LINGER_MS='101'");
+    IngressConfig c =
+        IngressConfig.fromEnv(
+            Map.of(
+                "SUME_SIGNING_SECRETS",
+                SECRETS,
+                "INGRESS_PRODUCER_LINGER_MS",
+                "100",
+                "INGRESS_ACK_TIMEOUT_MS",
+                "500"));
+    // The shortest deadline with the longest linger still makes a valid producer.
+    new ProducerConfig(
+        ProducerSettings.producerConfig(
+            c.bootstrapServers(),
+            c.ackTimeout(),
+            c.producerMaxBlock(),
+            c.producerLinger(),
+            c.maxBodyBytes(),
+            "t"));
   }
 
   @Test

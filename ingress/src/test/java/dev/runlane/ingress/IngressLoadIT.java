@@ -115,6 +115,7 @@ class IngressLoadIT {
             config.bootstrapServers(),
             config.ackTimeout(),
             Duration.ofSeconds(5), // may block: this measures the producer alone
+            config.producerLinger(),
             config.maxBodyBytes(),
             "load-raw");
     AtomicLong ok = new AtomicLong();

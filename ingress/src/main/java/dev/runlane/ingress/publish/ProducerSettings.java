@@ -19,14 +19,13 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *   <li>{@code max.block.ms} small: {@code send()} runs on an event loop and must not wait for
  *       buffer space; metadata is fetched before the server accepts requests and kept ({@code
  *       metadata.max.idle.ms} one day), so {@code send()} never waits for it either;
- *   <li>{@code lz4}, {@code linger.ms=5}: small batches, cheap compression;
+ *   <li>{@code lz4}, {@code linger.ms} from {@code INGRESS_PRODUCER_LINGER_MS}: small batches,
+ *       cheap compression;
  *   <li>{@code max.request.size} = {@link TopicEnsurer#maxMessageBytes(int)}, the rule the topics
  *       are created with.
  * </ul>
  */
 public final class ProducerSettings {
-
-  public static final int LINGER_MS = 5;
 
   private ProducerSettings() {}
 
@@ -39,6 +38,7 @@ public final class ProducerSettings {
    * @param bootstrapServers the brokers
    * @param ackTimeout the HTTP ack deadline
    * @param maxBlock the longest {@code send()} may block (buffer full)
+   * @param linger how long a record waits for others to share its batch
    * @param maxBodyBytes the largest body accepted
    * @param clientId the client id (metrics, broker logs)
    */
@@ -46,10 +46,12 @@ public final class ProducerSettings {
       String bootstrapServers,
       Duration ackTimeout,
       Duration maxBlock,
+      Duration linger,
       int maxBodyBytes,
       String clientId) {
     int delivery = (int) deliveryTimeout(ackTimeout).toMillis();
-    if (delivery <= LINGER_MS + 1) {
+    int lingerMs = (int) linger.toMillis();
+    if (delivery <= lingerMs + 1) {
       throw new IllegalArgumentException("ack timeout too short: " + ackTimeout);
     }
     Map<String, Object> c = new HashMap<>();
@@ -61,9 +63,9 @@ public final class ProducerSettings {
     c.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     c.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
     c.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
-    c.put(ProducerConfig.LINGER_MS_CONFIG, LINGER_MS);
+    c.put(ProducerConfig.LINGER_MS_CONFIG, lingerMs);
     c.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, delivery);
-    c.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, delivery - LINGER_MS);
+    c.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, delivery - lingerMs);
     c.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, maxBlock.toMillis());
     c.put(ProducerConfig.METADATA_MAX_IDLE_CONFIG, Duration.ofDays(1).toMillis());
     c.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, TopicEnsurer.maxMessageBytes(maxBodyBytes));

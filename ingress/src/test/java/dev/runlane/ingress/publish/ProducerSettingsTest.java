@@ -16,7 +16,12 @@ class ProducerSettingsTest {
   void producerGivesUpBeforeTheAckDeadline(long ackMillis) {
     Map<String, Object> c =
         ProducerSettings.producerConfig(
-            "localhost:9092", Duration.ofMillis(ackMillis), Duration.ofMillis(20), 1 << 20, "t");
+            "localhost:9092",
+            Duration.ofMillis(ackMillis),
+            Duration.ofMillis(20),
+            Duration.ofMillis(5),
+            1 << 20,
+            "t");
 
     int delivery = (int) c.get(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG);
     int request = (int) c.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG);
@@ -30,14 +35,20 @@ class ProducerSettingsTest {
   void durableIdempotentAndNonBlocking(int maxBody) {
     Map<String, Object> c =
         ProducerSettings.producerConfig(
-            "localhost:9092", Duration.ofSeconds(8), Duration.ofMillis(20), maxBody, "t");
+            "localhost:9092",
+            Duration.ofSeconds(8),
+            Duration.ofMillis(20),
+            Duration.ofMillis(1),
+            maxBody,
+            "t");
 
     assertThat(c)
         .containsEntry(ProducerConfig.ACKS_CONFIG, "all")
         .containsEntry(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true)
         .containsEntry(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5)
         .containsEntry(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4")
-        .containsEntry(ProducerConfig.MAX_BLOCK_MS_CONFIG, 20L);
+        .containsEntry(ProducerConfig.MAX_BLOCK_MS_CONFIG, 20L)
+        .containsEntry(ProducerConfig.LINGER_MS_CONFIG, 1);
     assertThat((int) c.get(ProducerConfig.MAX_REQUEST_SIZE_CONFIG))
         .isGreaterThan(maxBody)
         .isEqualTo(TopicEnsurer.maxMessageBytes(maxBody));
