@@ -28,9 +28,28 @@ final class BenchContext implements AutoCloseable {
 
   synchronized EmbeddedKafka kafka() {
     if (kafka == null) {
-      kafka = EmbeddedKafka.start();
+      kafka = EmbeddedKafka.start(brokerOverrides(System.getenv("BENCH_BROKER_CONFIG")));
     }
     return kafka;
+  }
+
+  /**
+   * Broker settings a run may override, as {@code name=value,name=value} (e.g. {@code
+   * log.segment.bytes=1073741824}), to see what the shared broker's housekeeping costs.
+   */
+  static Map<String, String> brokerOverrides(String spec) {
+    Map<String, String> out = new java.util.LinkedHashMap<>();
+    if (spec == null || spec.isBlank()) {
+      return out;
+    }
+    for (String pair : spec.split(",")) {
+      int eq = pair.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException("BENCH_BROKER_CONFIG: '" + pair + "' is not name=value");
+      }
+      out.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
+    }
+    return out;
   }
 
   String bootstrap() {

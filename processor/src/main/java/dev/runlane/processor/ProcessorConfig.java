@@ -81,7 +81,9 @@ public record ProcessorConfig(
             r.integer("PROCESSOR_THREADS", 1, 1, 256),
             r.integer("PROCESSOR_BATCH_SIZE", 256, 1, 10_000),
             r.millis("PROCESSOR_BATCH_INTERVAL_MS", 20, 1, 10_000),
-            r.millis("PROCESSOR_COMMIT_INTERVAL_MS", 100, 10, 60_000),
+            // Output is visible to read_committed readers only at commits: the interval is the
+            // floor of end-to-end latency. 50 ms instead of 100 costs no throughput (D18).
+            r.millis("PROCESSOR_COMMIT_INTERVAL_MS", 50, 10, 60_000),
             r.millis("PROCESSOR_SESSION_TIMEOUT_MS", 6000, 1000, 300_000),
             r.string("PROCESSING_GUARANTEE", "exactly_once_v2"),
             // Must be at least the ingress's INGRESS_MAX_BODY_BYTES: larger records are

@@ -25,6 +25,7 @@ class ProcessorConfigTest {
     assertThat(c.doneTtl()).isEqualTo(Duration.ofHours(24));
     assertThat(c.redisFailureMode()).isEqualTo(RedisFailureMode.DEGRADE);
     assertThat(c.processingGuarantee()).isEqualTo("exactly_once_v2");
+    assertThat(c.commitInterval()).isEqualTo(Duration.ofMillis(50));
   }
 
   @Test
