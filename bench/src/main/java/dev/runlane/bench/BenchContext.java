@@ -170,6 +170,11 @@ final class BenchContext implements AutoCloseable {
     return "java -jar bench/target/runlane-bench.jar" + (quick ? " --quick " : " ") + stage;
   }
 
+  /** Stages that run only when named. */
+  static List<String> optInStages() {
+    return List.of(SoakStage.STAGE);
+  }
+
   static List<String> allStages() {
     return List.of("verification", "ingress", "processor", "e2e", "recovery", "rebuild");
   }

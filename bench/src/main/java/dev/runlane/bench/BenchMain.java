@@ -30,12 +30,13 @@ public final class BenchMain {
           System.out.println(
               "usage: java -jar runlane-bench.jar [--quick] [--out DIR] [stage...]\n  stages: "
                   + String.join(" ", BenchContext.allStages())
-                  + " (default: all)");
+                  + " (default: all); opt-in: "
+                  + String.join(" ", BenchContext.optInStages()));
           return;
         }
         default -> {
           String s = a.toLowerCase(Locale.ROOT);
-          if (!BenchContext.allStages().contains(s)) {
+          if (!BenchContext.allStages().contains(s) && !BenchContext.optInStages().contains(s)) {
             System.err.println("unknown stage '" + a + "'; stages: " + BenchContext.allStages());
             System.exit(2);
           }
@@ -47,7 +48,9 @@ public final class BenchMain {
       stages.addAll(BenchContext.allStages());
     }
     // Run in the canonical order: e2e needs the ingress result.
-    List<String> ordered = BenchContext.allStages().stream().filter(stages::contains).toList();
+    List<String> ordered = new ArrayList<>();
+    BenchContext.allStages().stream().filter(stages::contains).forEach(ordered::add);
+    BenchContext.optInStages().stream().filter(stages::contains).forEach(ordered::add);
     String jar = BenchMain.class.getProtectionDomain().getCodeSource().getLocation().getPath();
     Results results = new Results(quick ? "quick" : "full");
     int failures = 0;
@@ -63,6 +66,7 @@ public final class BenchMain {
             case "e2e" -> new EndToEndStage(ctx).run();
             case "recovery" -> new RecoveryStage(ctx).run();
             case "rebuild" -> new RebuildStage(ctx).run();
+            case SoakStage.STAGE -> new SoakStage(ctx).run();
             default -> throw new IllegalStateException(stage);
           }
         } catch (Exception | Error e) {

@@ -46,28 +46,70 @@ final class EndToEndStage {
     this.ctx = ctx;
   }
 
+  /** The real ingress and processor on the e2e topics, in this JVM, processor RUNNING. */
+  record Pipeline(
+      TopicNames topics,
+      IngressApp ingress,
+      ProcessorApp processor,
+      PrometheusMeterRegistry processorRegistry)
+      implements AutoCloseable {
+
+    static Pipeline start(BenchContext ctx) throws Exception {
+      String bootstrap = ctx.bootstrap();
+      TopicNames topics =
+          new TopicNames("e2e.webhooks", "e2e.dlq", "e2e.events", "e2e.stale", "e2e.runs");
+      ctx.createTopics(topics.webhooks(), topics.dlq(), topics.events(), topics.stale());
+      Map<String, String> env = new HashMap<>();
+      env.put("KAFKA_BOOTSTRAP_SERVERS", bootstrap);
+      env.put("SUME_SIGNING_SECRETS", Webhooks.SECRET.reveal());
+      env.put("INGRESS_HOST", "127.0.0.1");
+      env.put("TOPIC_WEBHOOKS", topics.webhooks());
+      env.put("TOPIC_DLQ", topics.dlq());
+      env.put("TOPIC_EVENTS", topics.events());
+      env.put("TOPIC_STALE", topics.stale());
+      env.put("TOPIC_RUNS", topics.runs());
+      BenchContext.passThrough(env, IngressStage.TUNING);
+      IngressConfig ingressConfig = IngressConfig.fromEnv(env).withPorts(0, 0);
+      ProcessorConfig processorConfig =
+          ProcessorStage.config(bootstrap, ctx.redis(), "bench-e2e", topics, true);
+      PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
+      IngressApp ingress = IngressApp.start(ingressConfig, Metrics.newRegistry("ingress"));
+      ProcessorApp processor;
+      try {
+        processor =
+            ProcessorApp.start(
+                processorConfig,
+                new RedisDedup(processorConfig.redisDedupSettings(), registry),
+                registry,
+                FaultHook.NONE);
+      } catch (RuntimeException | Error e) {
+        ingress.close();
+        throw e;
+      }
+      Pipeline pipeline = new Pipeline(topics, ingress, processor, registry);
+      try {
+        processor.awaitRunning(Duration.ofSeconds(60));
+      } catch (RuntimeException | Error e) {
+        pipeline.close();
+        throw e;
+      }
+      return pipeline;
+    }
+
+    @Override
+    public void close() {
+      try {
+        processor.close();
+      } finally {
+        ingress.close();
+      }
+    }
+  }
+
   void run() throws Exception {
     Results res = ctx.results;
     res.command(STAGE, ctx.command(STAGE));
     String bootstrap = ctx.bootstrap();
-    TopicNames topics =
-        new TopicNames("e2e.webhooks", "e2e.dlq", "e2e.events", "e2e.stale", "e2e.runs");
-    ctx.createTopics(topics.webhooks(), topics.dlq(), topics.events(), topics.stale());
-    Map<String, String> env = new HashMap<>();
-    env.put("KAFKA_BOOTSTRAP_SERVERS", bootstrap);
-    env.put("SUME_SIGNING_SECRETS", Webhooks.SECRET.reveal());
-    env.put("INGRESS_HOST", "127.0.0.1");
-    env.put("TOPIC_WEBHOOKS", topics.webhooks());
-    env.put("TOPIC_DLQ", topics.dlq());
-    env.put("TOPIC_EVENTS", topics.events());
-    env.put("TOPIC_STALE", topics.stale());
-    env.put("TOPIC_RUNS", topics.runs());
-    BenchContext.passThrough(env, IngressStage.TUNING);
-    IngressConfig ingressConfig = IngressConfig.fromEnv(env).withPorts(0, 0);
-    ProcessorConfig processorConfig =
-        ProcessorStage.config(bootstrap, ctx.redis(), "bench-e2e", topics, true);
-    PrometheusMeterRegistry processorRegistry = Metrics.newRegistry("processor");
-
     // Everything (broker, ingress, Streams, load generator) shares one JVM on a small machine:
     // C2 keeps compiling hot code for a minute or more, taking most of a core. Warm up until it
     // has settled, or the figure measures the JIT, not the pipeline.
@@ -76,15 +118,12 @@ final class EndToEndStage {
     Duration measure = Duration.ofSeconds(ctx.quick ? 10 : 20);
     Webhooks webhooks = new Webhooks(4, IngressStage.RUNS, IngressStage.BODY_BYTES);
 
-    try (IngressApp ingress = IngressApp.start(ingressConfig, Metrics.newRegistry("ingress"));
-        ProcessorApp processor =
-            ProcessorApp.start(
-                processorConfig,
-                new RedisDedup(processorConfig.redisDedupSettings(), processorRegistry),
-                processorRegistry,
-                FaultHook.NONE);
+    try (Pipeline pipeline = Pipeline.start(ctx);
         OpenLoopLoad load = new OpenLoopLoad(256, 1)) {
-      processor.awaitRunning(Duration.ofSeconds(60));
+      IngressApp ingress = pipeline.ingress();
+      ProcessorApp processor = pipeline.processor();
+      TopicNames topics = pipeline.topics();
+      PrometheusMeterRegistry processorRegistry = pipeline.processorRegistry();
       String warm = warmUntilJitSettles(load, ingress.port(), 1000, warmupCap, webhooks);
       res.note(
           STAGE,
@@ -108,7 +147,8 @@ final class EndToEndStage {
       KafkaTool tool = null;
       for (double r : rate > 1000 ? new double[] {1000, rate} : new double[] {rate}) {
         Latency.Summary s =
-            measure(load, ingress.port(), bootstrap, topics, r, perRateWarmup, measure, webhooks)
+            measureAndReport(
+                    load, ingress.port(), bootstrap, topics, r, perRateWarmup, measure, webhooks)
                 .e2e();
         if (tool == null) {
           // Kafka's own tool, same broker, same run, while the pipeline is idle.
@@ -229,7 +269,7 @@ final class EndToEndStage {
     Duration window = Duration.ofSeconds(ctx.quick ? 5 : 10);
     double best = 0;
     for (double r = 1000; r <= 10_000; r += 1000) {
-      Step step = measure(load, port, bootstrap, topics, r, warmup, window, webhooks);
+      Step step = measureAndReport(load, port, bootstrap, topics, r, warmup, window, webhooks);
       System.out.printf(
           "  pipeline step %,.0f/s: %s%n", r, step.keptUp() ? "kept up" : "fell behind");
       if (!step.keptUp()) {
@@ -240,7 +280,33 @@ final class EndToEndStage {
     return best;
   }
 
-  private Step measure(
+  private Step measureAndReport(
+      OpenLoopLoad load,
+      int port,
+      String bootstrap,
+      TopicNames topics,
+      double rate,
+      Duration warmup,
+      Duration measure,
+      Webhooks webhooks)
+      throws Exception {
+    Step step = measure(load, port, bootstrap, topics, rate, warmup, measure, webhooks);
+    System.out.printf("  e2e @ %,.0f/s: %s; ingress %s%n", rate, step.e2e(), step.ingress());
+    ctx.results.note(
+        STAGE,
+        String.format(
+            "@ %,.0f/s: %,d requests answered 200 in the measured window, %,d seen in %s"
+                + " (read_committed); ingress answer latency (intended start -> 200): %s",
+            rate, step.ingress().ok(), step.seen(), topics.events(), step.ingress().latency()));
+    return step;
+  }
+
+  /**
+   * Sends {@code rate} requests/s for {@code warmup + measure} and matches each 200 answered in the
+   * measured part with its applied event, read by a read_committed consumer from the end of the
+   * events topic.
+   */
+  static Step measure(
       OpenLoopLoad load,
       int port,
       String bootstrap,
@@ -304,15 +370,7 @@ final class EndToEndStage {
     }
     stop.set(true);
     reader.join(10_000);
-    Latency.Summary s = latency.summary();
-    System.out.printf("  e2e @ %,.0f/s: %s; ingress %s%n", rate, s, result);
-    ctx.results.note(
-        STAGE,
-        String.format(
-            "@ %,.0f/s: %,d requests answered 200 in the measured window, %,d seen in %s"
-                + " (read_committed); ingress answer latency (intended start -> 200): %s",
-            rate, result.ok(), matched.get(), topics.events(), result.latency()));
-    return new Step(s, result, matched.get());
+    return new Step(latency.summary(), result, matched.get());
   }
 
   private static void readEvents(

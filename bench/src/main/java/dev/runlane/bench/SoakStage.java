@@ -1,0 +1,104 @@
+package dev.runlane.bench;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Opt-in stage: the e2e pipeline at one constant rate for minutes, in 5 s windows, each window's
+ * end-to-end tail printed next to the CPU each group of threads used in it. It answers "where does
+ * this spike come from" (D18 found the broker's log cleaner this way), which one p99 over a long
+ * window cannot. {@code BENCH_SOAK_RATE} (default 1500/s) and {@code BENCH_SOAK_SECONDS} (default
+ * 300, quick 120) set the load.
+ */
+final class SoakStage {
+  static final String STAGE = "soak";
+  private static final Duration WINDOW = Duration.ofSeconds(5);
+  private static final double TAIL_LIMIT_MS = 200;
+
+  private final BenchContext ctx;
+
+  SoakStage(BenchContext ctx) {
+    this.ctx = ctx;
+  }
+
+  void run() throws Exception {
+    Results res = ctx.results;
+    res.command(STAGE, ctx.command(STAGE));
+    double rate = envNumber("BENCH_SOAK_RATE", 1500);
+    Duration total =
+        Duration.ofSeconds((long) envNumber("BENCH_SOAK_SECONDS", ctx.quick ? 120 : 300));
+    // The JIT settles in the first minute or two (see the e2e stage); windows before this
+    // are printed but not counted.
+    Duration counted = Duration.ofSeconds(ctx.quick ? 30 : 60);
+    Webhooks webhooks = new Webhooks(4, IngressStage.RUNS, IngressStage.BODY_BYTES);
+    List<Double> p99s = new ArrayList<>();
+    try (EndToEndStage.Pipeline pipeline = EndToEndStage.Pipeline.start(ctx);
+        OpenLoopLoad load = new OpenLoopLoad(256, 1)) {
+      long start = System.nanoTime();
+      while (System.nanoTime() - start < total.toNanos()) {
+        Map<String, Long> before = ThreadCpu.sample();
+        long at = (System.nanoTime() - start) / 1_000_000_000L;
+        EndToEndStage.Step step =
+            EndToEndStage.measure(
+                load,
+                pipeline.ingress().port(),
+                ctx.bootstrap(),
+                pipeline.topics(),
+                rate,
+                Duration.ZERO,
+                WINDOW,
+                webhooks);
+        String line =
+            String.format(
+                "t=%ds e2e p50 %.0f p99 %.0f max %.0f ms, ingress p99 %.1f ms, seen %d/%d;"
+                    + " CPU ms by thread: %s",
+                at,
+                step.e2e().p50(),
+                step.e2e().p99(),
+                step.e2e().max(),
+                step.ingress().latency().p99(),
+                step.seen(),
+                step.ingress().ok(),
+                ThreadCpu.top(before, ThreadCpu.sample(), 8));
+        System.out.println("  " + line);
+        res.note(STAGE, line);
+        if (at >= counted.toSeconds()) {
+          p99s.add(step.e2e().p99());
+        }
+      }
+    }
+    long over = p99s.stream().filter(p -> p > TAIL_LIMIT_MS).count();
+    res.add(
+        Results.Row.figure(
+            STAGE,
+            String.format(
+                "5 s windows at %,.0f/s with e2e p99 > %.0f ms (after the first %d s)",
+                rate, TAIL_LIMIT_MS, counted.toSeconds()),
+            over,
+            "of " + p99s.size()));
+    res.add(
+        Results.Row.figure(
+            STAGE,
+            String.format("worst 5 s window's e2e p99 at %,.0f/s", rate),
+            p99s.stream().mapToDouble(Double::doubleValue).max().orElse(0),
+            "ms"));
+  }
+
+  private static double envNumber(String name, double def) {
+    String v = System.getenv(name);
+    if (v == null || v.isBlank()) {
+      return def;
+    }
+    try {
+      double d = Double.parseDouble(v.trim());
+      if (d > 0) {
+        return d;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new IllegalArgumentException(name + "='" + v + "' must be a positive number");
+  }
+}
