@@ -62,8 +62,7 @@ final class SoakStage {
                 step.seen(),
                 step.ingress().ok(),
                 ThreadCpu.top(before, ThreadCpu.sample(), 8));
-        System.out.println("  " + line);
-        res.note(STAGE, line);
+        res.note(STAGE, line); // printed as it is noted
         if (at >= counted.toSeconds()) {
           p99s.add(step.e2e().p99());
         }
