@@ -64,7 +64,6 @@ final class BenchContext implements AutoCloseable {
     return redis;
   }
 
-  /** A producer for a steady live load: idempotent, acks=all, a short linger. */
   /**
    * Copies the named tuning variables from this process's environment into a service's, so that a
    * run can try other settings without a rebuild (e.g. {@code INGRESS_PRODUCER_LINGER_MS=1}).
@@ -78,6 +77,7 @@ final class BenchContext implements AutoCloseable {
     }
   }
 
+  /** A producer for a steady live load: idempotent, acks=all, a short linger. */
   static Map<String, Object> liveProducer(String bootstrap) {
     return Map.of(
         org.apache.kafka.clients.producer.ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
