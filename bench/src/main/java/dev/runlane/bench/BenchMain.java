@@ -37,7 +37,13 @@ public final class BenchMain {
         default -> {
           String s = a.toLowerCase(Locale.ROOT);
           if (!BenchContext.allStages().contains(s) && !BenchContext.optInStages().contains(s)) {
-            System.err.println("unknown stage '" + a + "'; stages: " + BenchContext.allStages());
+            System.err.println(
+                "unknown stage '"
+                    + a
+                    + "'; stages: "
+                    + BenchContext.allStages()
+                    + ", opt-in: "
+                    + BenchContext.optInStages());
             System.exit(2);
           }
           stages.add(s);
@@ -53,6 +59,16 @@ public final class BenchMain {
     BenchContext.optInStages().stream().filter(stages::contains).forEach(ordered::add);
     String jar = BenchMain.class.getProtectionDomain().getCodeSource().getLocation().getPath();
     Results results = new Results(quick ? "quick" : "full");
+    // A run with overridden settings must say so in its results, or its figures cannot be
+    // reproduced from them.
+    java.util.Map<String, String> overrides = new java.util.TreeMap<>();
+    BenchContext.passThrough(overrides, IngressStage.TUNING);
+    BenchContext.passThrough(overrides, ProcessorStage.TUNING);
+    BenchContext.passThrough(
+        overrides, "BENCH_BROKER_CONFIG", "BENCH_SOAK_RATE", "BENCH_SOAK_SECONDS");
+    if (!overrides.isEmpty()) {
+      results.note("settings", "environment overrides: " + overrides);
+    }
     int failures = 0;
     try (BenchContext ctx = new BenchContext(quick, results, jar)) {
       for (String stage : ordered) {

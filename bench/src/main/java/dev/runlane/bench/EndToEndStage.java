@@ -220,7 +220,7 @@ final class EndToEndStage {
    *
    * @return what happened, for the report
    */
-  private static String warmUntilJitSettles(
+  static String warmUntilJitSettles(
       OpenLoopLoad load, int port, double rate, Duration cap, Webhooks webhooks) {
     var jit = java.lang.management.ManagementFactory.getCompilationMXBean();
     Duration window = Duration.ofSeconds(5);

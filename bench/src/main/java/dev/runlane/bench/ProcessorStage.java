@@ -41,6 +41,12 @@ import redis.clients.jedis.resps.ScanResult;
  */
 final class ProcessorStage {
   static final String STAGE = "processor";
+
+  /** The processor's tuning variables a run may set in its environment (see passThrough). */
+  static final String[] TUNING = {
+    "PROCESSOR_COMMIT_INTERVAL_MS", "PROCESSOR_BATCH_INTERVAL_MS", "PROCESSOR_BATCH_SIZE"
+  };
+
   static final int RUNS = 100_000;
   static final int DUPLICATE_PERCENT = 20;
   static final int BODY_BYTES = 512;
@@ -78,18 +84,24 @@ final class ProcessorStage {
     long t0 = System.nanoTime();
     int unique = fill(ctx.bootstrap(), input, events, 11);
     fill(ctx.bootstrap(), warmInput, 50_000, 12);
+    Map<String, String> tuning = new java.util.HashMap<>();
+    BenchContext.passThrough(tuning, TUNING);
+    ProcessorConfig effective = ProcessorConfig.fromEnv(tuning);
     res.note(
         STAGE,
         String.format(
             "pre-filled %,d events (%,d unique request_ids, %d%% duplicates, %,d runs, ~%d B"
                 + " bodies, UUID request_ids) in %.1f s; exactly_once_v2, 1 stream thread, commit"
-                + " interval 100 ms, batch 256 / 20 ms, %d partitions",
+                + " interval %d ms, batch %d / %d ms, %d partitions",
             events,
             unique,
             DUPLICATE_PERCENT,
             RUNS,
             BODY_BYTES,
             (System.nanoTime() - t0) / 1e9,
+            effective.commitInterval().toMillis(),
+            effective.batchSize(),
+            effective.batchInterval().toMillis(),
             BenchContext.PARTITIONS));
     EmbeddedRedis redis = ctx.redis();
     runOnce(warmInput, "bench-warm", true, 50_000, redis); // JIT warm-up, discarded
@@ -266,8 +278,7 @@ final class ProcessorStage {
                 Map.entry("TOPIC_RUNS", topics.runs()),
                 Map.entry("TOPIC_PARTITIONS", Integer.toString(BenchContext.PARTITIONS)),
                 Map.entry("TOPIC_REPLICATION_FACTOR", "1")));
-    BenchContext.passThrough(
-        env, "PROCESSOR_COMMIT_INTERVAL_MS", "PROCESSOR_BATCH_INTERVAL_MS", "PROCESSOR_BATCH_SIZE");
+    BenchContext.passThrough(env, TUNING);
     return ProcessorConfig.fromEnv(env).withPort(0);
   }
 

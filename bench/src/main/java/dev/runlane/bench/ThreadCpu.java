@@ -21,6 +21,7 @@ final class ThreadCpu {
   private static final long MILLIS_PER_TICK = 10;
 
   private static final Path TASKS = Path.of("/proc/self/task");
+  private static final Path PROCESS = Path.of("/proc/self/stat");
 
   private ThreadCpu() {}
 
@@ -45,6 +46,19 @@ final class ThreadCpu {
     return out;
   }
 
+  /**
+   * CPU milliseconds of the whole process so far, threads that have ended included: the part of a
+   * window's total that no listed thread explains ran on short-lived threads. 0 without {@code
+   * /proc}.
+   */
+  static long processMillis() {
+    try {
+      return cpuMillis(Files.readString(PROCESS));
+    } catch (IOException | RuntimeException e) {
+      return 0;
+    }
+  }
+
   /** utime + stime of one {@code /proc/<pid>/task/<tid>/stat} line, in milliseconds. */
   static long cpuMillis(String stat) {
     // The name, in parentheses, may hold spaces: count fields after the last ')'.
@@ -52,7 +66,10 @@ final class ThreadCpu {
     return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * MILLIS_PER_TICK;
   }
 
-  /** The {@code n} thread groups that used the most CPU between two samples, busiest first. */
+  /**
+   * The {@code n} thread groups that used the most CPU between two samples, busiest first. A group
+   * whose threads ended in between can come out negative.
+   */
   static String top(Map<String, Long> before, Map<String, Long> after, int n) {
     List<Map.Entry<String, Long>> used = new ArrayList<>();
     after.forEach((k, v) -> used.add(Map.entry(k, v - before.getOrDefault(k, 0L))));

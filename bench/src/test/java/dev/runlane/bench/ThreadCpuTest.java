@@ -24,6 +24,16 @@ class ThreadCpuTest {
   }
 
   @Test
+  void theProcessTotalCoversAtLeastTheThreadsListed() {
+    if (!System.getProperty("os.name").startsWith("Linux")) {
+      assertThat(ThreadCpu.processMillis()).isZero();
+      return;
+    }
+    long listed = ThreadCpu.sample().values().stream().mapToLong(Long::longValue).sum();
+    assertThat(ThreadCpu.processMillis()).isPositive().isGreaterThanOrEqualTo(listed);
+  }
+
+  @Test
   void thisThreadShowsUpOnLinux() {
     Map<String, Long> sample = ThreadCpu.sample();
     if (System.getProperty("os.name").startsWith("Linux")) {

@@ -212,7 +212,7 @@ public final class EmbeddedKafka implements AutoCloseable {
     c.put("log.segment.bytes", Integer.toString(16 * 1024 * 1024));
     // With 16 MiB segments, every compacted partition (Streams changelogs, sume.runs) becomes
     // cleanable within the same minute, and the cleaner then took a whole core for 3-4 s: on a
-    // machine shared with the services that was the e2e benchmark's periodic stall (D18).
+    // machine shared with the services, the largest source of the e2e benchmark's stalls (D18).
     c.put("log.cleaner.io.max.bytes.per.second", Double.toString(16 * 1024 * 1024));
     c.putAll(overrides);
     return Map.copyOf(c);

@@ -98,7 +98,9 @@ class IngressConfigTest {
                 "100",
                 "INGRESS_ACK_TIMEOUT_MS",
                 "500"));
-    // The shortest deadline with the longest linger still makes a valid producer.
+    // The shortest deadline with the longest linger passes ProducerSettings' own check (delivery
+    // timeout > linger + 1, which KafkaProducer would otherwise refuse at construction) and
+    // Kafka's config parsing.
     new ProducerConfig(
         ProducerSettings.producerConfig(
             c.bootstrapServers(),
