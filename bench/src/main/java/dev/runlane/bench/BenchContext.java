@@ -28,10 +28,13 @@ final class BenchContext implements AutoCloseable {
 
   synchronized EmbeddedKafka kafka() {
     if (kafka == null) {
-      kafka = EmbeddedKafka.start(brokerOverrides(System.getenv("BENCH_BROKER_CONFIG")));
+      kafka = EmbeddedKafka.start(brokerOverrides(System.getenv(BROKER_CONFIG_VARIABLE)));
     }
     return kafka;
   }
+
+  /** Overrides of the embedded broker's settings, parsed by {@link #brokerOverrides}. */
+  static final String BROKER_CONFIG_VARIABLE = "BENCH_BROKER_CONFIG";
 
   /**
    * Broker settings a run may override, as {@code name=value,name=value} (e.g. {@code
@@ -45,7 +48,8 @@ final class BenchContext implements AutoCloseable {
     for (String pair : spec.split(",")) {
       int eq = pair.indexOf('=');
       if (eq <= 0) {
-        throw new IllegalArgumentException("BENCH_BROKER_CONFIG: '" + pair + "' is not name=value");
+        throw new IllegalArgumentException(
+            BROKER_CONFIG_VARIABLE + ": '" + pair + "' is not name=value");
       }
       out.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
     }

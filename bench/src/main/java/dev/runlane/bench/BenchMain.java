@@ -65,7 +65,10 @@ public final class BenchMain {
     BenchContext.passThrough(overrides, IngressStage.TUNING);
     BenchContext.passThrough(overrides, ProcessorStage.TUNING);
     BenchContext.passThrough(
-        overrides, "BENCH_BROKER_CONFIG", "BENCH_SOAK_RATE", "BENCH_SOAK_SECONDS");
+        overrides,
+        BenchContext.BROKER_CONFIG_VARIABLE,
+        SoakStage.RATE_VARIABLE,
+        SoakStage.SECONDS_VARIABLE);
     if (!overrides.isEmpty()) {
       results.note("settings", "environment overrides: " + overrides);
     }

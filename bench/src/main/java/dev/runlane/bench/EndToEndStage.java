@@ -146,10 +146,9 @@ final class EndToEndStage {
               : "no step kept up; measuring at 500/s");
       KafkaTool tool = null;
       for (double r : rate > 1000 ? new double[] {1000, rate} : new double[] {rate}) {
-        Latency.Summary s =
-            measureAndReport(
-                    load, ingress.port(), bootstrap, topics, r, perRateWarmup, measure, webhooks)
-                .e2e();
+        Step step =
+            measure(load, ingress.port(), bootstrap, topics, r, perRateWarmup, measure, webhooks);
+        Latency.Summary s = report(step, r, topics).e2e();
         if (tool == null) {
           // Kafka's own tool, same broker, same run, while the pipeline is idle.
           tool = kafkaTool(bootstrap, ctx.quick ? 2000 : 10000);
@@ -218,7 +217,7 @@ final class EndToEndStage {
    * Sends load in 5 s windows until the JIT compiled less than {@link #JIT_SETTLED_MS} in a window,
    * or for at most {@code cap}.
    *
-   * @return what happened, for the report
+   * @return what happened, for the caller to note (which prints it)
    */
   static String warmUntilJitSettles(
       OpenLoopLoad load, int port, double rate, Duration cap, Webhooks webhooks) {
@@ -232,17 +231,14 @@ final class EndToEndStage {
       load.run(port, rate, Duration.ZERO, window, i -> requests[(int) i], (w, nanos, m) -> {});
       compiled = jit.getTotalCompilationTime() - before;
     }
-    String what =
-        String.format(
-            "warm-up: %d s at %,.0f/s until the JIT compiled < %d ms in a 5 s window (last"
-                + " window: %d ms%s)",
-            (System.nanoTime() - start) / 1_000_000_000L,
-            rate,
-            JIT_SETTLED_MS,
-            compiled,
-            compiled >= JIT_SETTLED_MS ? ", cap reached" : "");
-    System.out.println("  " + what);
-    return what;
+    return String.format(
+        "warm-up: %d s at %,.0f/s until the JIT compiled < %d ms in a 5 s window (last"
+            + " window: %d ms%s)",
+        (System.nanoTime() - start) / 1_000_000_000L,
+        rate,
+        JIT_SETTLED_MS,
+        compiled,
+        compiled >= JIT_SETTLED_MS ? ", cap reached" : "");
   }
 
   /** One measured window: the end-to-end latency, the ingress's answers, and how many were seen. */
@@ -253,7 +249,12 @@ final class EndToEndStage {
      * only moves the tail, which is what the half-load window then measures.
      */
     boolean keptUp() {
-      return ingress.keptUp() && seen == ingress.ok() && e2e.p50() < 250;
+      return complete() && e2e.p50() < 250;
+    }
+
+    /** Every request answered 2xx in time and every one visible, whatever the latency. */
+    boolean complete() {
+      return ingress.keptUp() && seen == ingress.ok();
     }
   }
 
@@ -269,7 +270,8 @@ final class EndToEndStage {
     Duration window = Duration.ofSeconds(ctx.quick ? 5 : 10);
     double best = 0;
     for (double r = 1000; r <= 10_000; r += 1000) {
-      Step step = measureAndReport(load, port, bootstrap, topics, r, warmup, window, webhooks);
+      Step step =
+          report(measure(load, port, bootstrap, topics, r, warmup, window, webhooks), r, topics);
       System.out.printf(
           "  pipeline step %,.0f/s: %s%n", r, step.keptUp() ? "kept up" : "fell behind");
       if (!step.keptUp()) {
@@ -280,17 +282,8 @@ final class EndToEndStage {
     return best;
   }
 
-  private Step measureAndReport(
-      OpenLoopLoad load,
-      int port,
-      String bootstrap,
-      TopicNames topics,
-      double rate,
-      Duration warmup,
-      Duration measure,
-      Webhooks webhooks)
-      throws Exception {
-    Step step = measure(load, port, bootstrap, topics, rate, warmup, measure, webhooks);
+  /** Prints and notes one measured window; returns it. */
+  private Step report(Step step, double rate, TopicNames topics) {
     System.out.printf("  e2e @ %,.0f/s: %s; ingress %s%n", rate, step.e2e(), step.ingress());
     ctx.results.note(
         STAGE,
@@ -449,8 +442,7 @@ final class EndToEndStage {
                         : " " + name.name() + " " + v);
               }
             });
-    System.out.println("  stream thread:" + out);
-    return out.toString();
+    return out.toString(); // the caller notes it, which prints it
   }
 
   record KafkaTool(double avg, double p50, double p99, double p999, String args, String output) {}

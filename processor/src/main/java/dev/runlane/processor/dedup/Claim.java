@@ -52,6 +52,6 @@ public enum Claim {
 
   /** Whether this task holds the key after the claim, so it must mark it done afterwards. */
   public boolean heldByThisTask() {
-    return this == NEW || this == PROCESSING_BY_THIS_TASK || this == DONE_BY_THIS_TASK;
+    return releasable() || this == DONE_BY_THIS_TASK;
   }
 }
