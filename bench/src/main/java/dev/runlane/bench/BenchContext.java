@@ -56,6 +56,33 @@ final class BenchContext implements AutoCloseable {
     return out;
   }
 
+  /** A positive number from the environment, or {@code def} when the variable is unset. */
+  static double envNumber(String name, double def) {
+    return envNumber(name, def, Double.MIN_VALUE);
+  }
+
+  /**
+   * A number of at least {@code min} from the environment, or {@code def} when unset.
+   *
+   * @throws IllegalArgumentException naming the variable, when it is set to anything else
+   */
+  static double envNumber(String name, double def, double min) {
+    String v = System.getenv(name);
+    if (v == null || v.isBlank()) {
+      return def;
+    }
+    try {
+      double d = Double.parseDouble(v.trim());
+      if (d >= min) {
+        return d;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new IllegalArgumentException(
+        name + "='" + v + "' must be a number" + (min > 0 ? " above 0" : " of at least " + min));
+  }
+
   String bootstrap() {
     return kafka().bootstrapServers();
   }

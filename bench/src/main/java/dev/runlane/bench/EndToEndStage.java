@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -75,15 +76,18 @@ final class EndToEndStage {
       PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
       IngressApp ingress = IngressApp.start(ingressConfig, Metrics.newRegistry("ingress"));
       ProcessorApp processor;
+      RedisDedup dedup = null;
       try {
-        processor =
-            ProcessorApp.start(
-                processorConfig,
-                new RedisDedup(processorConfig.redisDedupSettings(), registry),
-                registry,
-                FaultHook.NONE);
+        dedup = new RedisDedup(processorConfig.redisDedupSettings(), registry);
+        processor = ProcessorApp.start(processorConfig, dedup, registry, FaultHook.NONE);
       } catch (RuntimeException | Error e) {
-        ingress.close();
+        try {
+          if (dedup != null) {
+            dedup.close(); // owned by the processor only once it started
+          }
+        } finally {
+          ingress.close();
+        }
         throw e;
       }
       Pipeline pipeline = new Pipeline(topics, ingress, processor, registry);
@@ -133,7 +137,8 @@ final class EndToEndStage {
       res.add(
           Results.Row.figure(
               STAGE,
-              "pipeline: highest rate kept up (every 200 visible, p50 < 250 ms; steps of 1k/s)",
+              "pipeline: highest rate kept up (every 200 visible, p50 < 250 ms; steps of 1k/s,"
+                  + " a 2nd window on a miss)",
               sustainable,
               "events/s"));
       double rate = Math.max(500, Math.floor(sustainable / 2 / 100) * 100);
@@ -258,7 +263,15 @@ final class EndToEndStage {
     }
   }
 
-  /** Rates of 1k/s steps up to the first the pipeline does not keep up with. */
+  /** Windows a step gets before it counts as not kept up with. */
+  static final int WINDOWS_PER_STEP = 2;
+
+  /**
+   * Rates of 1k/s steps up to the first the pipeline does not keep up with. A step that falls
+   * behind gets a second window: one stall of a second can hit any window on this box, and a search
+   * stopped by it moved "half load" between 1k and 3k/s from run to run. Deciding on the better of
+   * two windows only raises the rate, so the half-load target is measured no easier for it.
+   */
   private double sustainableRate(
       OpenLoopLoad load,
       int port,
@@ -269,16 +282,32 @@ final class EndToEndStage {
       throws Exception {
     Duration window = Duration.ofSeconds(ctx.quick ? 5 : 10);
     double best = 0;
+    List<String> retried = new ArrayList<>();
     for (double r = 1000; r <= 10_000; r += 1000) {
-      Step step =
-          report(measure(load, port, bootstrap, topics, r, warmup, window, webhooks), r, topics);
-      System.out.printf(
-          "  pipeline step %,.0f/s: %s%n", r, step.keptUp() ? "kept up" : "fell behind");
-      if (!step.keptUp()) {
+      boolean keptUp = false;
+      for (int attempt = 1; attempt <= WINDOWS_PER_STEP && !keptUp; attempt++) {
+        Step step =
+            report(measure(load, port, bootstrap, topics, r, warmup, window, webhooks), r, topics);
+        keptUp = step.keptUp();
+        System.out.printf(
+            "  pipeline step %,.0f/s, window %d/%d: %s%n",
+            r, attempt, WINDOWS_PER_STEP, keptUp ? "kept up" : "fell behind");
+        if (attempt > 1) {
+          retried.add(String.format("%,.0f/s %s", r, keptUp ? "kept up" : "fell behind"));
+        }
+      }
+      if (!keptUp) {
         break;
       }
       best = r;
     }
+    ctx.results.note(
+        STAGE,
+        String.format(
+            "capacity search: up to %d windows of %d s per step; second windows: %s",
+            WINDOWS_PER_STEP,
+            window.toSeconds(),
+            retried.isEmpty() ? "none" : String.join(", ", retried)));
     return best;
   }
 

@@ -44,7 +44,10 @@ final class ProcessorStage {
 
   /** The processor's tuning variables a run may set in its environment (see passThrough). */
   static final String[] TUNING = {
-    "PROCESSOR_COMMIT_INTERVAL_MS", "PROCESSOR_BATCH_INTERVAL_MS", "PROCESSOR_BATCH_SIZE"
+    "PROCESSOR_COMMIT_INTERVAL_MS",
+    "PROCESSOR_BATCH_INTERVAL_MS",
+    "PROCESSOR_BATCH_SIZE",
+    "PROCESSOR_TRANSACTIONAL_STATE_STORES"
   };
 
   static final int RUNS = 100_000;

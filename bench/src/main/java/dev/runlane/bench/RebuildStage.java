@@ -380,7 +380,7 @@ final class RebuildStage {
   }
 
   /** N events, one per run ({@code run-0} .. {@code run-N-1}), unique request_ids. */
-  private static void fill(String bootstrap, String topic, int runs) {
+  static void fill(String bootstrap, String topic, int runs) {
     Map<String, Object> p = BenchContext.fillProducer(bootstrap);
     SplittableRandom random = new SplittableRandom(61);
     long idHigh = random.nextLong();

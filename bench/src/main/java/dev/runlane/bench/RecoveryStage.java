@@ -16,10 +16,13 @@ import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -40,6 +43,12 @@ import org.apache.kafka.common.serialization.StringSerializer;
 final class RecoveryStage {
   static final String STAGE = "recovery";
   static final String APP_ID = "bench-recovery";
+
+  /**
+   * Runs in the processor's store before the kill ({@code BENCH_RECOVERY_RUNS}): under exactly-once
+   * a killed task has no checkpoint, so what its restart restores grows with the store.
+   */
+  static final String RUNS_VARIABLE = "BENCH_RECOVERY_RUNS";
 
   private final BenchContext ctx;
 
@@ -71,6 +80,8 @@ final class RecoveryStage {
     ctx.createTopics(input, prefix + "dlq", events, prefix + "stale");
     Path stateDir = Files.createTempDirectory("runlane-bench-recovery");
     int rate = 1000;
+    int storedRuns =
+        (int) BenchContext.envNumber(RUNS_VARIABLE, ctx.quick ? 100_000 : 1_000_000, 0);
 
     Map<String, Long> producedAt = new ConcurrentHashMap<>();
     Set<String> acked = ConcurrentHashMap.newKeySet();
@@ -82,6 +93,7 @@ final class RecoveryStage {
     List<Long> seenAfterKill = new ArrayList<>();
     AtomicLong killNanos = new AtomicLong(Long.MAX_VALUE);
     AtomicLong firstNewOutput = new AtomicLong(-1);
+    CountDownLatch readerPositioned = new CountDownLatch(1);
 
     Thread producer =
         new Thread(
@@ -102,7 +114,9 @@ final class RecoveryStage {
                         .map(p -> new TopicPartition(events, p.partition()))
                         .toList();
                 consumer.assign(parts);
-                consumer.seekToBeginning(parts);
+                consumer.seekToEnd(parts); // after the pre-filled runs' events
+                parts.forEach(consumer::position);
+                readerPositioned.countDown();
                 while (!stopReader.get()) {
                   var records = consumer.poll(Duration.ofMillis(50));
                   long now = System.nanoTime();
@@ -126,8 +140,23 @@ final class RecoveryStage {
     Process first = null;
     Process second = null;
     try {
-      first = startProcessor(bootstrap, prefix, stateDir, "a");
+      double storeFillSeconds = 0;
+      if (storedRuns > 0) {
+        long fillStart = System.nanoTime();
+        RebuildStage.fill(bootstrap, input, storedRuns);
+        first = startProcessor(bootstrap, prefix, stateDir, "a");
+        awaitCommitted(bootstrap, input, Duration.ofMinutes(10));
+        storeFillSeconds = (System.nanoTime() - fillStart) / 1e9;
+        System.out.printf(
+            "  run store filled: %,d runs applied and committed in %.1f s%n",
+            storedRuns, storeFillSeconds);
+      } else {
+        first = startProcessor(bootstrap, prefix, stateDir, "a");
+      }
       reader.start();
+      if (!readerPositioned.await(30, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("the events reader did not get its positions in 30 s");
+      }
       producer.start();
       awaitOutput(seen, Duration.ofSeconds(90), "first processor");
       LockSupport.parkNanos(Duration.ofSeconds(ctx.quick ? 5 : 10).toNanos());
@@ -182,8 +211,20 @@ final class RecoveryStage {
                   + " applied twice; processor = child JVM (ProcessorMain from this jar, exactly_once_v2,"
                   + " session.timeout.ms 6000, Redis dedup), SIGKILLed after steady output, a new JVM"
                   + " started at once on the same state dir; the time includes its JVM start and"
-                  + " the rebalance (the dead member is only dropped after its session timeout)",
-              acked.size(), rate, notAcked.get(), lost, doubled));
+                  + " the rebalance (the dead member is only dropped after its session timeout);"
+                  + " run store before the kill: %,d pre-filled runs (%s=%d; applied in %.1f s)"
+                  + " plus the live load's 10,000; PROCESSOR_TRANSACTIONAL_STATE_STORES=%s",
+              acked.size(),
+              rate,
+              notAcked.get(),
+              lost,
+              doubled,
+              storedRuns,
+              RUNS_VARIABLE,
+              storedRuns,
+              storeFillSeconds,
+              System.getenv()
+                  .getOrDefault("PROCESSOR_TRANSACTIONAL_STATE_STORES", "true (default)")));
     } finally {
       stopProducer.set(true);
       stopReader.set(true);
@@ -235,6 +276,23 @@ final class RecoveryStage {
 
   private static String javaBinary() {
     return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+  }
+
+  /** Until the processor's group committed every input record written so far. */
+  private static void awaitCommitted(String bootstrap, String input, Duration timeout)
+      throws Exception {
+    try (Admin admin =
+        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+      Map<TopicPartition, Long> end = ProcessorStage.endOffsets(admin, input);
+      long total = end.values().stream().mapToLong(Long::longValue).sum();
+      long deadline = System.nanoTime() + timeout.toNanos();
+      while (ProcessorStage.committed(admin, APP_ID, end) < total) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("pre-filled input not committed within " + timeout);
+        }
+        LockSupport.parkNanos(Duration.ofMillis(200).toNanos());
+      }
+    }
   }
 
   private static void awaitOutput(Map<String, Integer> seen, Duration timeout, String what) {

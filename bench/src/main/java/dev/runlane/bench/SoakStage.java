@@ -32,8 +32,9 @@ final class SoakStage {
   void run() throws Exception {
     Results res = ctx.results;
     res.command(STAGE, ctx.command(STAGE));
-    double rate = envNumber(RATE_VARIABLE, 1500);
-    Duration total = Duration.ofSeconds((long) envNumber(SECONDS_VARIABLE, ctx.quick ? 120 : 300));
+    double rate = BenchContext.envNumber(RATE_VARIABLE, 1500);
+    Duration total =
+        Duration.ofSeconds((long) BenchContext.envNumber(SECONDS_VARIABLE, ctx.quick ? 120 : 300));
     Webhooks webhooks = new Webhooks(4, IngressStage.RUNS, IngressStage.BODY_BYTES);
     List<Double> p99s = new ArrayList<>();
     try (EndToEndStage.Pipeline pipeline = EndToEndStage.Pipeline.start(ctx);
@@ -97,21 +98,5 @@ final class SoakStage {
             String.format("worst complete 5 s window's e2e p99 at %,.0f/s", rate),
             p99s.stream().mapToDouble(Double::doubleValue).filter(Double::isFinite).max().orElse(0),
             "ms"));
-  }
-
-  private static double envNumber(String name, double def) {
-    String v = System.getenv(name);
-    if (v == null || v.isBlank()) {
-      return def;
-    }
-    try {
-      double d = Double.parseDouble(v.trim());
-      if (d > 0) {
-        return d;
-      }
-    } catch (NumberFormatException e) {
-      // reported below
-    }
-    throw new IllegalArgumentException(name + "='" + v + "' must be a positive number");
   }
 }

@@ -150,6 +150,7 @@ public final class ProcessorApp implements AutoCloseable {
     // Under exactly-once every commit flushes the producer, so the linger only groups records
     // between commits; a longer one measured no gain (BENCHMARKS.md, second pass).
     p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);
+    p.put(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, config.transactionalStateStores());
     return p;
   }
 

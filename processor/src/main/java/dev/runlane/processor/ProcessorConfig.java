@@ -40,6 +40,7 @@ public record ProcessorConfig(
     Duration commitInterval,
     Duration sessionTimeout,
     String processingGuarantee,
+    boolean transactionalStateStores,
     int maxBodyBytes) {
 
   private static final Logger log = LoggerFactory.getLogger(ProcessorConfig.class);
@@ -86,6 +87,10 @@ public record ProcessorConfig(
             r.millis("PROCESSOR_COMMIT_INTERVAL_MS", 50, 10, 60_000),
             r.millis("PROCESSOR_SESSION_TIMEOUT_MS", 6000, 1000, 300_000),
             r.string("PROCESSING_GUARANTEE", "exactly_once_v2"),
+            // Under exactly-once, a task that crashed is wiped and restored from its changelog
+            // unless its stores are transactional (KIP-892, new in Kafka 4.4): 12.8 s vs 8.7 s
+            // to recover a processor with 1M runs after kill -9 (D19). Off is the escape hatch.
+            r.bool("PROCESSOR_TRANSACTIONAL_STATE_STORES", true),
             // Must be at least the ingress's INGRESS_MAX_BODY_BYTES: larger records are
             // dead-lettered by reference, never retried for ever.
             r.integer("PROCESSOR_MAX_BODY_BYTES", 1024 * 1024, 1024, 16 * 1024 * 1024));
@@ -152,6 +157,7 @@ public record ProcessorConfig(
         commitInterval,
         sessionTimeout,
         processingGuarantee,
+        transactionalStateStores,
         maxBodyBytes);
   }
 

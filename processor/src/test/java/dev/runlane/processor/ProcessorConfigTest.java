@@ -7,6 +7,8 @@ import dev.runlane.common.config.ConfigException;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import java.time.Duration;
 import java.util.Map;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.state.HostInfo;
 import org.junit.jupiter.api.Test;
 
 class ProcessorConfigTest {
@@ -26,6 +28,22 @@ class ProcessorConfigTest {
     assertThat(c.redisFailureMode()).isEqualTo(RedisFailureMode.DEGRADE);
     assertThat(c.processingGuarantee()).isEqualTo("exactly_once_v2");
     assertThat(c.commitInterval()).isEqualTo(Duration.ofMillis(50));
+    assertThat(c.transactionalStateStores()).isTrue();
+  }
+
+  @Test
+  void transactionalStateStoresReachStreamsAndCanBeSwitchedOff() {
+    HostInfo self = new HostInfo("localhost", 9081);
+    assertThat(
+            ProcessorApp.streamsProperties(ProcessorConfig.fromEnv(Map.of()), self)
+                .get(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG))
+        .isEqualTo(true);
+    ProcessorConfig off =
+        ProcessorConfig.fromEnv(Map.of("PROCESSOR_TRANSACTIONAL_STATE_STORES", "false"));
+    assertThat(
+            ProcessorApp.streamsProperties(off, self)
+                .get(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG))
+        .isEqualTo(false);
   }
 
   @Test
