@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
 import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
@@ -16,6 +17,12 @@ public final class Metrics {
 
   /** The common tag naming the service. */
   public static final String SERVICE_TAG = "service";
+
+  /** The tag naming a Kafka Streams state store on its meters, whatever the store's type. */
+  public static final String STORE_TAG = "state.id";
+
+  private static final String STREAMS_STORE_METERS = "kafka.stream.state";
+  private static final String[] STORE_ID_TAGS = {"rocksdb.state.id", "in.memory.state.id"};
 
   private Metrics() {}
 
@@ -43,6 +50,12 @@ public final class Metrics {
           }
         };
     registry.config().commonTags(SERVICE_TAG, service);
+    // Kafka Streams tags a store's meters with its type (rocksdb.state.id, in.memory.state.id).
+    // Prometheus refuses a second set of tag keys under one name, so the in-memory store's meters
+    // were dropped, with a WARN at every start. One key for every store type keeps them all.
+    for (String typed : STORE_ID_TAGS) {
+      registry.config().meterFilter(MeterFilter.renameTag(STREAMS_STORE_METERS, typed, STORE_TAG));
+    }
     new JvmMemoryMetrics().bindTo(registry);
     gc.bindTo(registry);
     new JvmThreadMetrics().bindTo(registry);
