@@ -239,10 +239,7 @@ final class ProcessorStage {
         LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
       }
       double seconds = (System.nanoTime() - start) / 1e9;
-      long roundTrips =
-          registry.find("runlane.processor.redis.latency").timers().stream()
-              .mapToLong(Timer::count)
-              .sum();
+      long roundTrips = roundTrips(registry);
       Map<String, Double> outcomes =
           registry.find("runlane.processor.events").counters().stream()
               .filter(c -> c.count() > 0)
@@ -311,7 +308,15 @@ final class ProcessorStage {
     return sum;
   }
 
-  private static double decided(PrometheusMeterRegistry registry) {
+  /** Redis round trips so far: one {@code runlane.processor.redis.latency} sample each. */
+  static long roundTrips(PrometheusMeterRegistry registry) {
+    return registry.find("runlane.processor.redis.latency").timers().stream()
+        .mapToLong(Timer::count)
+        .sum();
+  }
+
+  /** Input events decided so far (every outcome but "waiting"). */
+  static double decided(PrometheusMeterRegistry registry) {
     return registry.find("runlane.processor.events").counters().stream()
         .filter(c -> !"waiting".equals(c.getId().getTag("outcome")))
         .mapToDouble(Counter::count)
