@@ -56,9 +56,17 @@ final class BenchContext implements AutoCloseable {
     return out;
   }
 
-  /** A positive number from the environment, or {@code def} when the variable is unset. */
+  /**
+   * A positive number from the environment, or {@code def} when the variable is unset.
+   *
+   * @throws IllegalArgumentException naming the variable, when it is set to anything else
+   */
   static double envNumber(String name, double def) {
-    return envNumber(name, def, Double.MIN_VALUE);
+    double d = envNumber(name, def, 0);
+    if (d <= 0) {
+      throw new IllegalArgumentException(name + "='" + System.getenv(name) + "' must be above 0");
+    }
+    return d;
   }
 
   /**
@@ -79,8 +87,7 @@ final class BenchContext implements AutoCloseable {
     } catch (NumberFormatException e) {
       // reported below
     }
-    throw new IllegalArgumentException(
-        name + "='" + v + "' must be a number" + (min > 0 ? " above 0" : " of at least " + min));
+    throw new IllegalArgumentException(name + "='" + v + "' must be a number of at least " + min);
   }
 
   String bootstrap() {

@@ -380,7 +380,15 @@ final class RebuildStage {
   }
 
   /** N events, one per run ({@code run-0} .. {@code run-N-1}), unique request_ids. */
-  static void fill(String bootstrap, String topic, int runs) {
+  private static void fill(String bootstrap, String topic, int runs) {
+    fill(bootstrap, topic, "run-", runs);
+  }
+
+  /**
+   * N events, one per run ({@code <runPrefix>0} .. {@code <runPrefix>N-1}), unique request_ids,
+   * created_at from 2026-11-29T10:00Z on.
+   */
+  static void fill(String bootstrap, String topic, String runPrefix, int runs) {
     Map<String, Object> p = BenchContext.fillProducer(bootstrap);
     SplittableRandom random = new SplittableRandom(61);
     long idHigh = random.nextLong();
@@ -388,7 +396,7 @@ final class RebuildStage {
     try (KafkaProducer<String, byte[]> producer =
         new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
       for (int i = 0; i < runs; i++) {
-        String run = "run-" + i;
+        String run = runPrefix + i;
         String requestId = new UUID(idHigh, i).toString();
         ProducerRecord<String, byte[]> record =
             Webhooks.record(

@@ -1,5 +1,7 @@
 package dev.runlane.common.metrics;
 
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmInfoMetrics;
@@ -11,6 +13,8 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.ArrayList;
+import java.util.List;
 
 /** The meter registry every service starts from. */
 public final class Metrics {
@@ -22,7 +26,23 @@ public final class Metrics {
   public static final String STORE_TAG = "state.id";
 
   private static final String STREAMS_STORE_METERS = "kafka.stream.state";
-  private static final String[] STORE_ID_TAGS = {"rocksdb.state.id", "in.memory.state.id"};
+
+  /** {@code <type>.state.id} (rocksdb, in.memory, rocksdb.window, ...) becomes {@code state.id}. */
+  private static final MeterFilter ONE_STORE_TAG =
+      new MeterFilter() {
+        @Override
+        public Meter.Id map(Meter.Id id) {
+          if (!id.getName().startsWith(STREAMS_STORE_METERS)) {
+            return id;
+          }
+          List<Tag> tags = new ArrayList<>();
+          for (Tag tag : id.getTagsAsIterable()) {
+            tags.add(
+                tag.getKey().endsWith("." + STORE_TAG) ? Tag.of(STORE_TAG, tag.getValue()) : tag);
+          }
+          return id.replaceTags(tags);
+        }
+      };
 
   private Metrics() {}
 
@@ -53,9 +73,7 @@ public final class Metrics {
     // Kafka Streams tags a store's meters with its type (rocksdb.state.id, in.memory.state.id).
     // Prometheus refuses a second set of tag keys under one name, so the in-memory store's meters
     // were dropped, with a WARN at every start. One key for every store type keeps them all.
-    for (String typed : STORE_ID_TAGS) {
-      registry.config().meterFilter(MeterFilter.renameTag(STREAMS_STORE_METERS, typed, STORE_TAG));
-    }
+    registry.config().meterFilter(ONE_STORE_TAG);
     new JvmMemoryMetrics().bindTo(registry);
     gc.bindTo(registry);
     new JvmThreadMetrics().bindTo(registry);

@@ -36,10 +36,15 @@ class MetricsTest {
           .tags("in.memory.state.id", "pending-events", "task.id", "0_1")
           .register(registry);
 
-      assertThat(registry.find("kafka.stream.state.put.latency.max").gauges()).hasSize(2);
+      Gauge.builder("kafka.stream.state.put.latency.max", () -> 3.0)
+          .tags("rocksdb.window.state.id", "windows", "task.id", "0_1")
+          .register(registry);
+
+      assertThat(registry.find("kafka.stream.state.put.latency.max").gauges()).hasSize(3);
       assertThat(registry.scrape())
           .contains("state_id=\"runs\"")
           .contains("state_id=\"pending-events\"")
+          .contains("state_id=\"windows\"")
           .doesNotContain("in_memory_state_id");
     } finally {
       registry.close();
