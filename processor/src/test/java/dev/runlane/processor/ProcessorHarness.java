@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -47,6 +48,7 @@ final class ProcessorHarness implements AutoCloseable {
   PrometheusMeterRegistry registry;
   ProcessorApp app;
   private final int batchSize;
+  private final Map<String, String> overrides = new LinkedHashMap<>();
 
   ProcessorHarness(String bootstrap, URI redisUri, String name, int batchSize) {
     this.bootstrap = bootstrap;
@@ -70,8 +72,15 @@ final class ProcessorHarness implements AutoCloseable {
     this.producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
   }
 
+  /** Sets one more processor variable for the next {@link #start}. */
+  ProcessorHarness with(String variable, String value) {
+    overrides.put(variable, value);
+    return this;
+  }
+
   ProcessorConfig config() {
-    return ProcessorConfig.fromEnv(
+    Map<String, String> env =
+        new LinkedHashMap<>(
             Map.ofEntries(
                 Map.entry("KAFKA_BOOTSTRAP_SERVERS", bootstrap),
                 Map.entry("REDIS_URL", redisUri.toString()),
@@ -86,8 +95,9 @@ final class ProcessorHarness implements AutoCloseable {
                 Map.entry("TOPIC_STALE", topics.stale()),
                 Map.entry("TOPIC_RUNS", topics.runs()),
                 Map.entry("TOPIC_PARTITIONS", "3"),
-                Map.entry("TOPIC_REPLICATION_FACTOR", "1")))
-        .withPort(0);
+                Map.entry("TOPIC_REPLICATION_FACTOR", "1")));
+    env.putAll(overrides);
+    return ProcessorConfig.fromEnv(env).withPort(0);
   }
 
   ProcessorHarness start() {

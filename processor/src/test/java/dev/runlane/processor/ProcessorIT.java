@@ -31,6 +31,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The processor on the real broker and a real Redis, through the topics. */
 @RealInfra
@@ -124,15 +126,21 @@ class ProcessorIT {
     }
   }
 
-  @Test
-  void aCrashBetweenTheRedisDoneAndTheKafkaCommitNeitherLosesNorDoubles(Infra infra)
-      throws Exception {
+  /**
+   * Both ways a crashed task comes back: with transactional stores (the default) it keeps its
+   * committed RocksDB state; without, it is wiped and restored from its changelog (D19).
+   */
+  @ParameterizedTest(name = "transactional state stores: {0}")
+  @ValueSource(booleans = {true, false})
+  void aCrashBetweenTheRedisDoneAndTheKafkaCommitNeitherLosesNorDoubles(
+      boolean transactionalStores, Infra infra) throws Exception {
     AtomicInteger crashes = new AtomicInteger();
     AtomicLong crashedAt = new AtomicLong();
     try (ProcessorHarness h =
             new ProcessorHarness(
                 infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("crash"), 16);
         ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
+      h.with("PROCESSOR_TRANSACTIONAL_STATE_STORES", Boolean.toString(transactionalStores));
       h.start(
           ids -> {
             if (ids.contains("req-crash") && crashes.getAndIncrement() == 0) {
