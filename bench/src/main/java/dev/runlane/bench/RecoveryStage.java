@@ -216,7 +216,7 @@ final class RecoveryStage {
                   + " session.timeout.ms 6000, Redis dedup), SIGKILLed after steady output, a new JVM"
                   + " started at once on the same state dir; the time includes its JVM start and"
                   + " the rebalance (the dead member is only dropped after its session timeout);"
-                  + " run store before the kill: %,d pre-filled runs (%s=%d; written, applied and"
+                  + " run store before the kill: %,d pre-filled runs (%s=%d; written, their input"
                   + " committed in %.1f s)"
                   + " plus the live load's 10,000; PROCESSOR_TRANSACTIONAL_STATE_STORES=%s",
               acked.size(),
