@@ -295,6 +295,21 @@ final class ProcessorStage {
   }
 
   /** The group's committed input offsets, summed over the partitions of {@code end}. */
+  /** Until {@code group} has committed every record {@code input} holds now. */
+  static void awaitCommitted(Admin admin, String group, String input, Duration timeout)
+      throws Exception {
+    Map<TopicPartition, Long> end = endOffsets(admin, input);
+    long total = end.values().stream().mapToLong(Long::longValue).sum();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (committed(admin, group, end) < total) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(
+            group + " has not committed all of " + input + " within " + timeout);
+      }
+      LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
+    }
+  }
+
   static long committed(Admin admin, String group, Map<TopicPartition, Long> end) throws Exception {
     Map<TopicPartition, OffsetAndMetadata> offsets =
         admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();

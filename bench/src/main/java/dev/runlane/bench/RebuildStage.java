@@ -93,16 +93,8 @@ final class RebuildStage {
         PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
         ProcessorApp app = BenchContext.startProcessor(config, Dedup.disabled(), registry);
         try {
-          Map<TopicPartition, Long> end = ProcessorStage.endOffsets(admin, input);
-          long total = end.values().stream().mapToLong(Long::longValue).sum();
           long start = System.nanoTime();
-          long deadline = start + Duration.ofMinutes(20).toNanos();
-          while (ProcessorStage.committed(admin, APP_ID, end) < total) {
-            if (System.nanoTime() > deadline) {
-              throw new IllegalStateException("run store not filled after 20 minutes");
-            }
-            LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
-          }
+          ProcessorStage.awaitCommitted(admin, APP_ID, input, Duration.ofMinutes(20));
           applySeconds = (System.nanoTime() - start) / 1e9;
         } finally {
           closeLeavingGroup(app);

@@ -148,7 +148,10 @@ final class RecoveryStage {
         // Runs of their own: the live load's events then never meet a pre-filled run.
         RebuildStage.fill(bootstrap, input, "stored-run-", storedRuns);
         first = startProcessor(bootstrap, prefix, stateDir, "a");
-        awaitCommitted(bootstrap, input, Duration.ofMinutes(10));
+        try (Admin admin =
+            Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+          ProcessorStage.awaitCommitted(admin, APP_ID, input, Duration.ofMinutes(10));
+        }
         storeFillSeconds = (System.nanoTime() - fillStart) / 1e9;
         System.out.printf(
             "  run store filled: %,d runs written, their input committed in %.1f s%n",
@@ -281,23 +284,6 @@ final class RecoveryStage {
 
   private static String javaBinary() {
     return Path.of(System.getProperty("java.home"), "bin", "java").toString();
-  }
-
-  /** Until the processor's group committed every input record written so far. */
-  private static void awaitCommitted(String bootstrap, String input, Duration timeout)
-      throws Exception {
-    try (Admin admin =
-        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-      Map<TopicPartition, Long> end = ProcessorStage.endOffsets(admin, input);
-      long total = end.values().stream().mapToLong(Long::longValue).sum();
-      long deadline = System.nanoTime() + timeout.toNanos();
-      while (ProcessorStage.committed(admin, APP_ID, end) < total) {
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException("pre-filled input not committed within " + timeout);
-        }
-        LockSupport.parkNanos(Duration.ofMillis(200).toNanos());
-      }
-    }
   }
 
   private static void awaitOutput(Map<String, Integer> seen, Duration timeout, String what) {
