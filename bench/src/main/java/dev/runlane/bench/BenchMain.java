@@ -68,7 +68,8 @@ public final class BenchMain {
         overrides,
         BenchContext.BROKER_CONFIG_VARIABLE,
         SoakStage.RATE_VARIABLE,
-        SoakStage.SECONDS_VARIABLE);
+        SoakStage.SECONDS_VARIABLE,
+        RecoveryStage.RUNS_VARIABLE);
     if (!overrides.isEmpty()) {
       results.note("settings", "environment overrides: " + overrides);
     }
