@@ -121,6 +121,11 @@ final class ProcessorHarness implements AutoCloseable {
   }
 
   static byte[] event(String runId, String requestId, Instant createdAt, String type) {
+    return event(runId, requestId, createdAt, type, "");
+  }
+
+  static byte[] event(
+      String runId, String requestId, Instant createdAt, String type, String padding) {
     return ("{\"request_id\":\""
             + requestId
             + "\",\"created_at\":\""
@@ -131,25 +136,36 @@ final class ProcessorHarness implements AutoCloseable {
             + runId
             + "\",\"created\":\""
             + createdAt
+            + (padding.isEmpty() ? "" : "\",\"padding\":\"" + padding)
             + "\"}}")
         .getBytes(StandardCharsets.UTF_8);
   }
 
   void send(String runId, String requestId, Instant createdAt) {
+    try {
+      sendAsync(runId, requestId, createdAt, "").get();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Sends without waiting for the ack; {@link #flush()} waits for all of them. */
+  java.util.concurrent.Future<?> sendAsync(
+      String runId, String requestId, Instant createdAt, String padding) {
     ProducerRecord<String, byte[]> record =
         new ProducerRecord<>(
-            topics.webhooks(), runId, event(runId, requestId, createdAt, "run.updated"));
+            topics.webhooks(), runId, event(runId, requestId, createdAt, "run.updated", padding));
     record
         .headers()
         .add(
             "received_at",
             Long.toString(System.currentTimeMillis()).getBytes(StandardCharsets.UTF_8))
         .add("request_id", requestId.getBytes(StandardCharsets.UTF_8));
-    try {
-      producer.send(record).get();
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
-    }
+    return producer.send(record);
+  }
+
+  void flush() {
+    producer.flush();
   }
 
   double count(String outcome, String layer) {

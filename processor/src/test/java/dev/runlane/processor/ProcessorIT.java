@@ -251,6 +251,41 @@ class ProcessorIT {
     }
   }
 
+  /**
+   * Run states alone outgrow the stream thread's 10 MiB record cache here (2,000 runs of ~6 KB).
+   * The pending store must still keep its entries in that cache until they are decided, so an event
+   * decided in the {@code process()} call that parked it (batch size 1) leaves a tombstone in the
+   * pending changelog, never its body (D20).
+   */
+  @Test
+  void pendingChangelogGetsNoBodiesWhenRunStatesOutgrowTheRecordCache(Infra infra)
+      throws Exception {
+    int runs = 2_000;
+    String padding = "p".repeat(6_000);
+    try (ProcessorHarness h =
+            new ProcessorHarness(
+                    infra.bootstrapServers(),
+                    EmbeddedRedis.shared().uri(),
+                    infra.uniqueName("cache"),
+                    1)
+                .start();
+        ProcessorHarness.Reader pending =
+            h.new Reader(h.applicationId + "-pending-events-changelog")) {
+      for (int i = 0; i < runs; i++) {
+        h.sendAsync("run-" + i, "req-" + i, T0, padding);
+      }
+      h.flush();
+      await().atMost(Duration.ofSeconds(60)).until(() -> decided(h) == runs);
+      await().atMost(Duration.ofSeconds(30)).until(() -> pending.poll().size() >= runs);
+
+      assertThat(h.count("applied", "store")).isEqualTo(runs);
+      assertThat(pending.records)
+          .as("pending changelog records carrying a body")
+          .filteredOn(r -> r.value() != null)
+          .isEmpty();
+    }
+  }
+
   @Test
   void redisStoppedMidStreamKeepsProcessingWithoutDoubleApplies(Infra infra) throws Exception {
     try (EmbeddedRedis redis = EmbeddedRedis.startOwned();

@@ -52,12 +52,16 @@ public final class ProcessorTopology {
         PROCESSOR,
         () -> new RunEventProcessor(settings, parser, dedup, metrics, faultHook),
         SOURCE);
+    // No record cache for the run store: its working set (every active run) would fill the
+    // thread's cache, and the cache evicts from the store being written, so each parked event's
+    // body went to the pending changelog before it was decided. The pending store alone keeps the
+    // cache, where a put and a delete between two commits leave one tombstone (D20).
     topology.addStateStore(
         Stores.keyValueStoreBuilder(
                 Stores.persistentKeyValueStore(StoreNames.RUNS),
                 Serdes.String(),
                 new RunStateSerde())
-            .withCachingEnabled()
+            .withCachingDisabled()
             .withLoggingEnabled(Map.of()),
         PROCESSOR);
     topology.addStateStore(
