@@ -71,7 +71,8 @@ final class ProcessorStage {
       double seconds,
       long roundTrips,
       Map<String, Double> outcomes,
-      double decidedSeconds) {
+      double decidedSeconds,
+      Map<String, Double> bytesWritten) {
     double rate() {
       return events / seconds;
     }
@@ -182,7 +183,38 @@ final class ProcessorStage {
               r.decidedSeconds(),
               r.roundTrips(),
               r.outcomes()));
+      res.note(
+          STAGE,
+          String.format(
+              "%s: bytes the Streams producer wrote per input event, by topic (after compression):"
+                  + " %s",
+              r.appId(), perEvent(r.bytesWritten(), r.events())));
     }
+  }
+
+  /**
+   * Bytes the application's producer sent, by topic (the producer's {@code byte-total}), with the
+   * application id cut from internal topic names.
+   */
+  static Map<String, Double> bytesWritten(
+      org.apache.kafka.streams.KafkaStreams streams, String appId) {
+    Map<String, Double> bytes = new java.util.TreeMap<>();
+    streams.metrics().values().stream()
+        .filter(m -> m.metricName().group().equals("producer-topic-metrics"))
+        .filter(m -> m.metricName().name().equals("byte-total"))
+        .forEach(
+            m ->
+                bytes.merge(
+                    m.metricName().tags().get("topic").replace(appId + "-", ""),
+                    ((Number) m.metricValue()).doubleValue(),
+                    Double::sum));
+    return bytes;
+  }
+
+  static String perEvent(Map<String, Double> bytes, long events) {
+    return bytes.entrySet().stream()
+        .map(e -> String.format("%s %.0f B", e.getKey(), e.getValue() / events))
+        .collect(Collectors.joining(", "));
   }
 
   /** Fills {@code topic}; returns the number of unique request_ids. */
@@ -249,7 +281,15 @@ final class ProcessorStage {
                       Counter::count,
                       Double::sum,
                       java.util.TreeMap::new));
-      Run run = new Run(appId, total, seconds, roundTrips, outcomes, decidedAt);
+      Run run =
+          new Run(
+              appId,
+              total,
+              seconds,
+              roundTrips,
+              outcomes,
+              decidedAt,
+              bytesWritten(app.streams(), appId));
       System.out.printf(
           "  %s: %,d events in %.1f s = %,.0f/s, %,d Redis round trips%n",
           appId, total, seconds, run.rate(), roundTrips);
