@@ -380,13 +380,18 @@ final class EndToEndStage {
               if (!measured) {
                 return;
               }
-              measuredIds.put(w.requestId(), Boolean.TRUE);
-              Long early = seenEarly.remove(w.requestId());
-              if (early != null) {
-                latency.recordNanos(early - nanos);
-                matched.incrementAndGet();
-              } else {
-                answered.put(w.requestId(), nanos);
+              // One lock with the reader's side: checked and updated apart, an event read between
+              // the reader's two lookups was in neither map and never matched (a window then
+              // reported one event missing that was in the topic).
+              synchronized (answered) {
+                measuredIds.put(w.requestId(), Boolean.TRUE);
+                Long early = seenEarly.remove(w.requestId());
+                if (early != null) {
+                  latency.recordNanos(early - nanos);
+                  matched.incrementAndGet();
+                } else {
+                  answered.put(w.requestId(), nanos);
+                }
               }
             });
     long wait = System.nanoTime() + Duration.ofSeconds(60).toNanos();
@@ -432,12 +437,14 @@ final class EndToEndStage {
           if (id == null) {
             continue;
           }
-          Long at = answered.remove(id);
-          if (at != null) {
-            latency.recordNanos(now - at);
-            matched.incrementAndGet();
-          } else if (!measuredIds.containsKey(id)) {
-            seenEarly.put(id, now); // answer not processed yet, or a warm-up request
+          synchronized (answered) { // see the answer side in measure()
+            Long at = answered.remove(id);
+            if (at != null) {
+              latency.recordNanos(now - at);
+              matched.incrementAndGet();
+            } else if (!measuredIds.containsKey(id)) {
+              seenEarly.put(id, now); // answer not processed yet, or a warm-up request
+            }
           }
         }
       }
