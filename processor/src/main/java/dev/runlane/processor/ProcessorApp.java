@@ -151,6 +151,11 @@ public final class ProcessorApp implements AutoCloseable {
     // between commits; a longer one measured no gain (BENCHMARKS.md, second pass).
     p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);
     p.put(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, config.transactionalStateStores());
+    // At a live rate every produce to the input would complete a waiting fetch: ~1,000 polls a
+    // second of a record or two, each paying the stream thread's loop and the broker's fetch. Wait
+    // for 32 KiB or 10 ms instead; a backlog fills the fetch at once (D21).
+    p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.FETCH_MIN_BYTES_CONFIG), 32 * 1024);
+    p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG), 10);
     return p;
   }
 

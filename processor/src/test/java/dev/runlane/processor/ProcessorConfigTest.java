@@ -7,6 +7,7 @@ import dev.runlane.common.config.ConfigException;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import java.time.Duration;
 import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.state.HostInfo;
 import org.junit.jupiter.api.Test;
@@ -44,6 +45,21 @@ class ProcessorConfigTest {
             ProcessorApp.streamsProperties(off, self)
                 .get(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG))
         .isEqualTo(false);
+  }
+
+  @Test
+  void theMainConsumerWaitsForAFullerFetchButNotLong() {
+    StreamsConfig streams =
+        new StreamsConfig(
+            ProcessorApp.streamsProperties(
+                ProcessorConfig.fromEnv(Map.of()), new HostInfo("localhost", 9081)));
+    Map<String, Object> main = streams.getMainConsumerConfigs("group", "client", 0);
+    assertThat(main)
+        .containsEntry(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 32 * 1024)
+        .containsEntry(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 10);
+    // Restoring reads as fast as the broker answers: a start must not wait on these.
+    assertThat(streams.getRestoreConsumerConfigs("client"))
+        .doesNotContainEntry(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 10);
   }
 
   @Test
