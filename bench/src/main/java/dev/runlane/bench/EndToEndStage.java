@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -250,7 +251,13 @@ final class EndToEndStage {
   }
 
   /** One measured window: the end-to-end latency, the ingress's answers, and how many were seen. */
-  record Step(Latency.Summary e2e, OpenLoopLoad.Result ingress, long seen) {
+  /**
+   * @param seen requests answered 200 whose event was read back, from the events or the stale topic
+   * @param stale how many of those were in the stale topic: the load sends a run's events from many
+   *     connections, so two close ones can reach the ingress out of order, and the older is then
+   *     correctly classified stale (G3), not lost
+   */
+  record Step(Latency.Summary e2e, OpenLoopLoad.Result ingress, long seen, long stale) {
     /**
      * Every request answered 2xx in time, every one visible, and no growing backlog: a backlog
      * raises the median with it, while a single stall of a second (seen on this box at any rate)
@@ -320,9 +327,15 @@ final class EndToEndStage {
     ctx.results.note(
         STAGE,
         String.format(
-            "@ %,.0f/s: %,d requests answered 200 in the measured window, %,d seen in %s"
-                + " (read_committed); ingress answer latency (intended start -> 200): %s",
-            rate, step.ingress().ok(), step.seen(), topics.events(), step.ingress().latency()));
+            "@ %,.0f/s: %,d requests answered 200 in the measured window, %,d seen in %s or %s"
+                + " (read_committed; %,d stale); ingress answer latency (intended start -> 200): %s",
+            rate,
+            step.ingress().ok(),
+            step.seen(),
+            topics.events(),
+            topics.stale(),
+            step.stale(),
+            step.ingress().latency()));
     return step;
   }
 
@@ -347,6 +360,7 @@ final class EndToEndStage {
     Map<String, Long> answered = new ConcurrentHashMap<>();
     Map<String, Long> seenEarly = new ConcurrentHashMap<>();
     AtomicLong matched = new AtomicLong();
+    Set<String> staleIds = ConcurrentHashMap.newKeySet();
     AtomicBoolean stop = new AtomicBoolean();
     Map<String, Boolean> measuredIds = new ConcurrentHashMap<>();
     java.util.concurrent.CountDownLatch positioned = new java.util.concurrent.CountDownLatch(1);
@@ -356,6 +370,8 @@ final class EndToEndStage {
                 readEvents(
                     bootstrap,
                     topics.events(),
+                    topics.stale(),
+                    staleIds,
                     stop,
                     answered,
                     seenEarly,
@@ -400,12 +416,15 @@ final class EndToEndStage {
     }
     stop.set(true);
     reader.join(10_000);
-    return new Step(latency.summary(), result, matched.get());
+    long stale = staleIds.stream().filter(measuredIds::containsKey).count();
+    return new Step(latency.summary(), result, matched.get(), stale);
   }
 
   private static void readEvents(
       String bootstrap,
       String topic,
+      String staleTopic,
+      Set<String> staleIds,
       AtomicBoolean stop,
       Map<String, Long> answered,
       Map<String, Long> seenEarly,
@@ -421,8 +440,9 @@ final class EndToEndStage {
     try (KafkaConsumer<byte[], byte[]> consumer =
         new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       List<TopicPartition> parts =
-          consumer.partitionsFor(topic).stream()
-              .map(p -> new TopicPartition(topic, p.partition()))
+          java.util.stream.Stream.of(topic, staleTopic)
+              .flatMap(t -> consumer.partitionsFor(t).stream())
+              .map(p -> new TopicPartition(p.topic(), p.partition()))
               .toList();
       consumer.assign(parts);
       // Only this call's requests count: re-reading earlier windows would load the machine.
@@ -436,6 +456,9 @@ final class EndToEndStage {
           String id = RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID);
           if (id == null) {
             continue;
+          }
+          if (r.topic().equals(staleTopic)) {
+            staleIds.add(id);
           }
           synchronized (answered) { // see the answer side in measure()
             Long at = answered.remove(id);

@@ -71,7 +71,7 @@ final class SoakStage {
         String line =
             String.format(
                 "t=%ds e2e p50 %.0f p99 %.0f max %.0f ms, receive -> apply mean %.0f ms, ingress"
-                    + " p99 %.1f ms, seen %d/%d; CPU ms: process %d, by thread: %s",
+                    + " p99 %.1f ms, seen %d/%d (%d stale); CPU ms: process %d, by thread: %s",
                 at,
                 step.e2e().p50(),
                 step.e2e().p99(),
@@ -80,6 +80,7 @@ final class SoakStage {
                 step.ingress().latency().p99(),
                 step.seen(),
                 step.ingress().ok(),
+                step.stale(),
                 ThreadCpu.processMillis() - processBefore,
                 ThreadCpu.top(before, ThreadCpu.sample(), 8));
         res.note(STAGE, line); // printed as it is noted
