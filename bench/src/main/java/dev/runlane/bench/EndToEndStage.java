@@ -250,8 +250,9 @@ final class EndToEndStage {
         compiled >= JIT_SETTLED_MS ? ", cap reached" : "");
   }
 
-  /** One measured window: the end-to-end latency, the ingress's answers, and how many were seen. */
   /**
+   * One measured window: the end-to-end latency, the ingress's answers, and how many were seen.
+   *
    * @param seen requests answered 200 whose event was read back, from the events or the stale topic
    * @param stale how many of those were in the stale topic: the load sends a run's events from many
    *     connections, so two close ones can reach the ingress out of order, and the older is then
