@@ -123,8 +123,9 @@ final class SoakStage {
   }
 
   /**
-   * The processor's own latency from the ingress's receive to the apply (count, total ms): the part
-   * of a window's e2e tail that is not the commit and the read_committed reader.
+   * The processor's own latency from the ingress receiving a webhook to applying it (count, total
+   * ms). It covers the ingress's produce and the stream thread's queueing, not the commit and the
+   * read_committed reader, so a window whose mean rises with its e2e tail stalled before the apply.
    */
   private static double[] receiveToApply(io.micrometer.core.instrument.MeterRegistry registry) {
     io.micrometer.core.instrument.Timer timer =

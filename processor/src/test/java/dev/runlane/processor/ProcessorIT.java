@@ -30,6 +30,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -252,7 +253,7 @@ class ProcessorIT {
   }
 
   /**
-   * Run states alone outgrow the stream thread's 10 MiB record cache here (2,000 runs of ~6 KB).
+   * Run states alone outgrow the stream thread's 10 MiB record cache here (3,000 runs of ~6 KB).
    * The pending store must still keep its entries in that cache until they are decided, so an event
    * decided in the {@code process()} call that parked it (batch size 1) leaves a tombstone in the
    * pending changelog, never its body (D20).
@@ -260,8 +261,16 @@ class ProcessorIT {
   @Test
   void pendingChangelogGetsNoBodiesWhenRunStatesOutgrowTheRecordCache(Infra infra)
       throws Exception {
-    int runs = 2_000;
+    int runs = 3_000;
     String padding = "p".repeat(6_000);
+    long cacheBytes =
+        (Long)
+            StreamsConfig.configDef()
+                .defaultValues()
+                .get(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG);
+    assertThat((long) runs * padding.length())
+        .as("run states must outgrow the record cache for this test to mean anything")
+        .isGreaterThan(cacheBytes * 3 / 2);
     try (ProcessorHarness h =
             new ProcessorHarness(
                     infra.bootstrapServers(),
@@ -279,6 +288,7 @@ class ProcessorIT {
       await().atMost(Duration.ofSeconds(30)).until(() -> pending.poll().size() >= runs);
 
       assertThat(h.count("applied", "store")).isEqualTo(runs);
+      assertThat(pending.records).as("one tombstone per parked event").hasSize(runs);
       assertThat(pending.records)
           .as("pending changelog records carrying a body")
           .filteredOn(r -> r.value() != null)
