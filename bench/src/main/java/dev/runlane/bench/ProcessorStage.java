@@ -36,8 +36,9 @@ import redis.clients.jedis.params.ScanParams;
 import redis.clients.jedis.resps.ScanResult;
 
 /**
- * Stage 3: the processor (exactly_once_v2, one stream thread) draining a pre-filled topic to
- * committed outputs, with Redis dedup and without it, in the same run.
+ * Stage 3: the processor (exactly_once_v2, one stream thread unless PROCESSOR_THREADS says
+ * otherwise) draining a pre-filled topic to committed outputs, with Redis dedup and without it, in
+ * the same run.
  */
 final class ProcessorStage {
   static final String STAGE = "processor";
@@ -96,14 +97,15 @@ final class ProcessorStage {
         STAGE,
         String.format(
             "pre-filled %,d events (%,d unique request_ids, %d%% duplicates, %,d runs, ~%d B"
-                + " bodies, UUID request_ids) in %.1f s; exactly_once_v2, 1 stream thread, commit"
-                + " interval %d ms, batch %d / %d ms, %d partitions",
+                + " bodies, UUID request_ids) in %.1f s; exactly_once_v2, %d stream thread(s),"
+                + " commit interval %d ms, batch %d / %d ms, %d partitions",
             events,
             unique,
             DUPLICATE_PERCENT,
             RUNS,
             BODY_BYTES,
             (System.nanoTime() - t0) / 1e9,
+            effective.streamThreads(),
             effective.commitInterval().toMillis(),
             effective.batchSize(),
             effective.batchInterval().toMillis(),

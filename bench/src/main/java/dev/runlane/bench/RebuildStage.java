@@ -197,7 +197,7 @@ final class RebuildStage {
           STAGE,
           String.format(
               "%,d events of %,d distinct runs (~%d B bodies) applied (dedup off, exactly_once_v2,"
-                  + " 1 stream thread) in %.1f s; changelog end offsets %s (offsets include"
+                  + " %d stream thread(s)) in %.1f s; changelog end offsets %s (offsets include"
                   + " transaction markers; the raw consumer read %,.0f records, read_committed);"
                   + " the previous instance left the group on close, so no session timeout is"
                   + " waited for; start -> RUNNING includes topic checks, RocksDB open, producer"
@@ -209,6 +209,7 @@ final class RebuildStage {
               runs,
               runs,
               BODY_BYTES,
+              config.streamThreads(),
               applySeconds,
               changelogs,
               rawAll[0],
