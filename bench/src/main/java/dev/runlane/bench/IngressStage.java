@@ -28,7 +28,9 @@ final class IngressStage {
   static final double P99_LIMIT_MS = 10.0;
 
   /** The ingress's tuning variables a run may set in its environment (see passThrough). */
-  static final String[] TUNING = {"INGRESS_PRODUCER_LINGER_MS", "INGRESS_EVENT_LOOPS"};
+  static final String[] TUNING = {
+    "INGRESS_PRODUCER_LINGER_MS", "INGRESS_EVENT_LOOPS", "INGRESS_PRODUCER_COMPRESSION"
+  };
 
   private static final int RING = 16_384;
   private static final int CONNECTIONS = 256;
@@ -59,6 +61,7 @@ final class IngressStage {
             config.ackTimeout(),
             config.producerMaxBlock(),
             config.producerLinger(),
+            config.producerCompression(),
             config.maxBodyBytes(),
             "bench-bare");
     Duration warmup = Duration.ofSeconds(ctx.quick ? 2 : 4);

@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongFunction;
 
@@ -40,7 +41,9 @@ final class OpenLoopLoad implements AutoCloseable {
    * @param measuredSeconds the length of the measured window
    * @param sent requests released in the measured window
    * @param ok 2xx answers to them
-   * @param failed non-2xx answers and errors
+   * @param failed non-2xx answers from the server
+   * @param errors requests that got no HTTP answer (connection reset, refused, timed out)
+   * @param firstError what the first of those errors was, or null
    * @param latency intended start to complete response, 2xx only
    */
   record Result(
@@ -49,21 +52,35 @@ final class OpenLoopLoad implements AutoCloseable {
       long sent,
       long ok,
       long failed,
+      long errors,
+      String firstError,
       long unanswered,
       Latency.Summary latency) {
     double achieved() {
       return ok / measuredSeconds;
     }
 
+    /**
+     * Every request answered 2xx. A client-side error counts against the step too: from here the
+     * generator starving its own event loop cannot be told from the server dropping a connection,
+     * so the step reports the error's cause instead of guessing.
+     */
     boolean keptUp() {
-      return failed == 0 && unanswered == 0 && ok >= sent * 0.99;
+      return failed == 0 && errors == 0 && unanswered == 0 && ok >= sent * 0.99;
     }
 
     @Override
     public String toString() {
       return String.format(
-          "rate %,.0f/s: ok %,.0f/s (%d ok, %d failed, %d unanswered), %s",
-          rate, achieved(), ok, failed, unanswered, latency);
+          "rate %,.0f/s: ok %,.0f/s (%d ok, %d non-2xx, %d client errors, %d unanswered), %s%s",
+          rate,
+          achieved(),
+          ok,
+          failed,
+          errors,
+          unanswered,
+          latency,
+          firstError == null ? "" : "; first client error: " + firstError);
     }
   }
 
@@ -111,6 +128,8 @@ final class OpenLoopLoad implements AutoCloseable {
     Latency latency = new Latency();
     AtomicLong ok = new AtomicLong();
     AtomicLong failed = new AtomicLong();
+    AtomicLong errors = new AtomicLong();
+    AtomicReference<String> firstError = new AtomicReference<>();
     CountDownLatch done = new CountDownLatch((int) (total - warmupCount));
     RateSchedule schedule = new RateSchedule(System.nanoTime() + 20_000_000L, rate);
     long released = 0;
@@ -133,6 +152,8 @@ final class OpenLoopLoad implements AutoCloseable {
                     latency,
                     ok,
                     failed,
+                    errors,
+                    firstError,
                     done,
                     onAccepted);
               }
@@ -152,13 +173,15 @@ final class OpenLoopLoad implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     long sent = total - warmupCount;
-    long answered = ok.get() + failed.get();
+    long answered = ok.get() + failed.get() + errors.get();
     return new Result(
         rate,
         measure.toNanos() / 1e9,
         sent,
         ok.get(),
         failed.get(),
+        errors.get(),
+        firstError.get(),
         Math.max(0, sent - answered),
         latency.summary());
   }
@@ -171,6 +194,8 @@ final class OpenLoopLoad implements AutoCloseable {
       Latency latency,
       AtomicLong ok,
       AtomicLong failed,
+      AtomicLong errors,
+      AtomicReference<String> firstError,
       CountDownLatch done,
       OnAccepted onAccepted) {
     MultiMap headers = HttpHeaders.headers();
@@ -206,8 +231,11 @@ final class OpenLoopLoad implements AutoCloseable {
               if (accepted) {
                 latency.recordNanos(now - intended);
                 ok.incrementAndGet();
-              } else {
+              } else if (ar.succeeded()) {
                 failed.incrementAndGet();
+              } else {
+                errors.incrementAndGet();
+                firstError.compareAndSet(null, ar.cause().toString());
               }
               done.countDown();
             });

@@ -45,6 +45,8 @@ final class SoakStage {
           EndToEndStage.warmUntilJitSettles(
               load,
               pipeline.ingress().port(),
+              ctx.bootstrap(),
+              pipeline.topics(),
               rate,
               Duration.ofSeconds(ctx.quick ? 60 : 120),
               webhooks));

@@ -93,6 +93,7 @@ public final class IngressApp implements AutoCloseable {
                   config.ackTimeout(),
                   config.producerMaxBlock(),
                   config.producerLinger(),
+                  config.producerCompression(),
                   config.maxBodyBytes(),
                   "runlane-ingress"));
       WebhookPublisher publisher = new WebhookPublisher(producer, config.topics());

@@ -3,6 +3,7 @@ package dev.runlane.ingress;
 import dev.runlane.common.config.ConfigException;
 import dev.runlane.common.config.EnvReader;
 import dev.runlane.common.config.Secret;
+import dev.runlane.common.kafka.Compression;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.common.signature.StandardWebhooksVerifier;
@@ -36,6 +37,7 @@ import org.slf4j.LoggerFactory;
  *     loop (buffer full)
  * @param producerLinger {@code INGRESS_PRODUCER_LINGER_MS}: how long a record waits to share a
  *     batch
+ * @param producerCompression {@code INGRESS_PRODUCER_COMPRESSION}: the producer's compression type
  * @param eventLoops {@code INGRESS_EVENT_LOOPS}
  * @param topics {@code TOPIC_*}
  * @param topicSettings {@code TOPIC_PARTITIONS}, {@code TOPIC_REPLICATION_FACTOR}
@@ -55,6 +57,7 @@ public record IngressConfig(
     Duration startupTimeout,
     Duration producerMaxBlock,
     Duration producerLinger,
+    Compression producerCompression,
     int eventLoops,
     TopicNames topics,
     TopicSettings topicSettings) {
@@ -105,6 +108,8 @@ public record IngressConfig(
     // Every request waits out the linger before its ack (batches rarely fill at 12 partitions):
     // 1 ms instead of Kafka's 5 (D17).
     Duration linger = r.millis("INGRESS_PRODUCER_LINGER_MS", 1, 0, 100);
+    Compression compression =
+        r.enumValue("INGRESS_PRODUCER_COMPRESSION", Compression.class, Compression.LZ4);
     int loops =
         r.integer(
             "INGRESS_EVENT_LOOPS", Math.max(1, Runtime.getRuntime().availableProcessors()), 1, 256);
@@ -138,6 +143,7 @@ public record IngressConfig(
         startup,
         maxBlock,
         linger,
+        compression,
         loops,
         topics,
         settings);
@@ -160,6 +166,7 @@ public record IngressConfig(
         startupTimeout,
         producerMaxBlock,
         producerLinger,
+        producerCompression,
         eventLoops,
         topics,
         topicSettings);

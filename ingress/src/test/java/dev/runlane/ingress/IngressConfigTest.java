@@ -107,6 +107,7 @@ class IngressConfigTest {
             c.ackTimeout(),
             c.producerMaxBlock(),
             c.producerLinger(),
+            c.producerCompression(),
             c.maxBodyBytes(),
             "t"));
   }

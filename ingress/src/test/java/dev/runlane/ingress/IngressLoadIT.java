@@ -116,6 +116,7 @@ class IngressLoadIT {
             config.ackTimeout(),
             Duration.ofSeconds(5), // may block: this measures the producer alone
             config.producerLinger(),
+            config.producerCompression(),
             config.maxBodyBytes(),
             "load-raw");
     AtomicLong ok = new AtomicLong();

@@ -146,7 +146,9 @@ public final class ProcessorApp implements AutoCloseable {
     int maxMessage = TopicEnsurer.maxMessageBytes(config.maxBodyBytes());
     p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), maxMessage);
     p.put(StreamsConfig.topicPrefix(TopicConfig.MAX_MESSAGE_BYTES_CONFIG), maxMessage);
-    p.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), "lz4");
+    p.put(
+        StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG),
+        config.producerCompression().kafkaName());
     // Under exactly-once every commit flushes the producer, so the linger only groups records
     // between commits; a longer one measured no gain (BENCHMARKS.md, second pass).
     p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);

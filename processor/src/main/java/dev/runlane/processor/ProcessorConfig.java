@@ -1,6 +1,7 @@
 package dev.runlane.processor;
 
 import dev.runlane.common.config.EnvReader;
+import dev.runlane.common.kafka.Compression;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.processor.dedup.RedisDedup.RedisDedupSettings;
@@ -41,6 +42,7 @@ public record ProcessorConfig(
     Duration sessionTimeout,
     String processingGuarantee,
     boolean transactionalStateStores,
+    Compression producerCompression,
     int maxBodyBytes) {
 
   private static final Logger log = LoggerFactory.getLogger(ProcessorConfig.class);
@@ -92,6 +94,7 @@ public record ProcessorConfig(
             // 7.4-8.7 s to recover a processor with 1M runs after kill -9 (D19). Off is the
             // escape hatch.
             r.bool("PROCESSOR_TRANSACTIONAL_STATE_STORES", true),
+            r.enumValue("PROCESSOR_PRODUCER_COMPRESSION", Compression.class, Compression.LZ4),
             // Must be at least the ingress's INGRESS_MAX_BODY_BYTES: larger records are
             // dead-lettered by reference, never retried for ever.
             r.integer("PROCESSOR_MAX_BODY_BYTES", 1024 * 1024, 1024, 16 * 1024 * 1024));
@@ -159,6 +162,7 @@ public record ProcessorConfig(
         sessionTimeout,
         processingGuarantee,
         transactionalStateStores,
+        producerCompression,
         maxBodyBytes);
   }
 

@@ -1,5 +1,6 @@
 package dev.runlane.ingress.publish;
 
+import dev.runlane.common.kafka.Compression;
 import dev.runlane.common.kafka.TopicEnsurer;
 import java.time.Duration;
 import java.util.HashMap;
@@ -39,6 +40,7 @@ public final class ProducerSettings {
    * @param ackTimeout the HTTP ack deadline
    * @param maxBlock the longest {@code send()} may block (buffer full)
    * @param linger how long a record waits for others to share its batch
+   * @param compression the compression type
    * @param maxBodyBytes the largest body accepted
    * @param clientId the client id (metrics, broker logs)
    */
@@ -47,6 +49,7 @@ public final class ProducerSettings {
       Duration ackTimeout,
       Duration maxBlock,
       Duration linger,
+      Compression compression,
       int maxBodyBytes,
       String clientId) {
     int delivery = (int) deliveryTimeout(ackTimeout).toMillis();
@@ -62,7 +65,7 @@ public final class ProducerSettings {
     c.put(ProducerConfig.ACKS_CONFIG, "all");
     c.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     c.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
-    c.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+    c.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, compression.kafkaName());
     c.put(ProducerConfig.LINGER_MS_CONFIG, lingerMs);
     c.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, delivery);
     c.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, delivery - lingerMs);

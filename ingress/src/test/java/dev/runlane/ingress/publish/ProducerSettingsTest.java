@@ -2,6 +2,7 @@ package dev.runlane.ingress.publish;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.runlane.common.kafka.Compression;
 import dev.runlane.common.kafka.TopicEnsurer;
 import java.time.Duration;
 import java.util.Map;
@@ -20,6 +21,7 @@ class ProducerSettingsTest {
             Duration.ofMillis(ackMillis),
             Duration.ofMillis(20),
             Duration.ofMillis(5),
+            Compression.LZ4,
             1 << 20,
             "t");
 
@@ -39,6 +41,7 @@ class ProducerSettingsTest {
             Duration.ofSeconds(8),
             Duration.ofMillis(20),
             Duration.ofMillis(1),
+            Compression.LZ4,
             maxBody,
             "t");
 

@@ -13,7 +13,16 @@ import java.util.Map;
 public interface Dedup extends AutoCloseable {
 
   /** Claims each id for {@code owner} and reports what was there. */
-  Map<String, Claim> claim(Collection<String> requestIds, String owner);
+  default Map<String, Claim> claim(Collection<String> requestIds, String owner) {
+    return claim(requestIds, java.util.List.of(), owner);
+  }
+
+  /**
+   * Marks {@code doneFirst} done by {@code owner}, then claims {@code requestIds}, in one round
+   * trip. If it throws, neither is known to have happened.
+   */
+  Map<String, Claim> claim(
+      Collection<String> requestIds, Collection<String> doneFirst, String owner);
 
   /** Marks each id done by {@code owner}, for the done TTL. */
   void markDone(Collection<String> requestIds, String owner);
@@ -33,7 +42,8 @@ public interface Dedup extends AutoCloseable {
   static Dedup disabled() {
     return new Dedup() {
       @Override
-      public Map<String, Claim> claim(Collection<String> requestIds, String owner) {
+      public Map<String, Claim> claim(
+          Collection<String> requestIds, Collection<String> doneFirst, String owner) {
         throw new DedupUnavailableException("dedup is disabled", null);
       }
 

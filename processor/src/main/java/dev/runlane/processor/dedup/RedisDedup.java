@@ -24,8 +24,9 @@ import redis.clients.jedis.util.JedisURIHelper;
 
 /**
  * {@link Dedup} on Redis: one pipeline per batch for the claims ({@code SET NX EX} + {@code GET}
- * per id, which works on Redis 6.2, unlike {@code SET NX GET}), one for the done markers, and a
- * compare-and-delete script for releases.
+ * per id, which works on Redis 6.2, unlike {@code SET NX GET}), led by the done markers of the
+ * batch before when there are any; a pipeline of done markers alone; and a compare-and-delete
+ * script for releases.
  *
  * <p>After a failure it does not ask Redis again for {@code retryBackoff}, so a dead Redis costs
  * one timeout per backoff period rather than one per batch; state changes are logged once.
@@ -92,14 +93,20 @@ public final class RedisDedup implements Dedup {
   }
 
   @Override
-  public Map<String, Claim> claim(Collection<String> requestIds, String owner) {
+  public Map<String, Claim> claim(
+      Collection<String> requestIds, Collection<String> doneFirst, String owner) {
     checkAvailable();
     String processing = Claim.PROCESSING + owner;
+    String done = Claim.DONE + owner;
     List<Response<String>> sets = new ArrayList<>(requestIds.size());
     List<Response<String>> gets = new ArrayList<>(requestIds.size());
     long start = System.nanoTime();
     Map<String, Claim> claims = new HashMap<>(requestIds.size() * 2);
     try (AbstractPipeline pipeline = client.pipelined()) {
+      // First, so that a copy of a decided id in this batch reads done, not our old claim.
+      for (String id : doneFirst) {
+        pipeline.set(key(id), done, doneParams);
+      }
       for (String id : requestIds) {
         String key = key(id);
         sets.add(pipeline.set(key, processing, claimParams));

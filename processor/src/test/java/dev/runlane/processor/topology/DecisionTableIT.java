@@ -151,11 +151,20 @@ class DecisionTableIT {
     return counter == null ? 0 : counter.count();
   }
 
-  /** Applies {@code requestId} at {@code createdAt} so the run store holds it as the last event. */
+  /**
+   * Applies {@code requestId} at {@code createdAt} so the run store holds it as the last event, and
+   * lets the next punctuation write its done marker.
+   */
   private void applied(String requestId, Instant createdAt) {
     send(requestId, createdAt);
     assertThat(events.readValuesToList()).hasSize(1);
     runs.readValuesToList();
+    driver.advanceWallClockTime(Duration.ofMillis(10));
+  }
+
+  private long roundTrips(String op) {
+    var timer = registry.find("runlane.processor.redis.latency").tag("op", op).timer();
+    return timer == null ? 0 : timer.count();
   }
 
   @Nested
@@ -166,8 +175,41 @@ class DecisionTableIT {
       send("r1", T1);
       assertThat(events.readValuesToList()).hasSize(1);
       assertThat(runState().lastRequestId()).isEqualTo("r1");
-      assertThat(redis.get(prefix + "r1")).isEqualTo("done:" + THIS_TASK);
       assertThat(count("applied", "store")).isEqualTo(1);
+      // The done marker rides on the next batch's claims, or goes alone at the next drain (D22).
+      assertThat(redis.get(prefix + "r1")).isEqualTo("processing:" + THIS_TASK);
+      driver.advanceWallClockTime(Duration.ofMillis(10));
+      assertThat(redis.get(prefix + "r1")).isEqualTo("done:" + THIS_TASK);
+    }
+
+    @Test
+    void eachBatchsDoneMarkersRideOnTheNextBatchsClaims() {
+      start();
+      send("r1", T1);
+      send("r2", T2);
+      send("r3", T3);
+      assertThat(events.readValuesToList()).hasSize(3);
+      assertThat(roundTrips("claim")).isEqualTo(3);
+      assertThat(roundTrips("done")).isZero();
+      assertThat(redis.get(prefix + "r1")).isEqualTo("done:" + THIS_TASK);
+      assertThat(redis.get(prefix + "r2")).isEqualTo("done:" + THIS_TASK);
+      assertThat(redis.get(prefix + "r3")).isEqualTo("processing:" + THIS_TASK);
+
+      driver.advanceWallClockTime(Duration.ofMillis(10)); // a drain with nothing to claim
+      assertThat(roundTrips("done")).isEqualTo(1);
+      assertThat(redis.get(prefix + "r3")).isEqualTo("done:" + THIS_TASK);
+      driver.advanceWallClockTime(Duration.ofMillis(10));
+      assertThat(roundTrips("done")).as("nothing left to write").isEqualTo(1);
+    }
+
+    @Test
+    void theLastDoneMarkersAreWrittenWhenTheTaskCloses() {
+      start();
+      send("r1", T1);
+      assertThat(redis.get(prefix + "r1")).isEqualTo("processing:" + THIS_TASK);
+      driver.close();
+      driver = null;
+      assertThat(redis.get(prefix + "r1")).isEqualTo("done:" + THIS_TASK);
     }
 
     @Test
@@ -270,6 +312,7 @@ class DecisionTableIT {
       redisHolds("r1", "processing:" + THIS_TASK);
       send("r1", T1);
       assertThat(events.readValuesToList()).hasSize(1);
+      driver.advanceWallClockTime(Duration.ofMillis(10));
       assertThat(redis.get(prefix + "r1")).isEqualTo("done:" + THIS_TASK);
     }
 
