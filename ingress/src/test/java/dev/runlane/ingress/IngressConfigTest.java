@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.runlane.common.config.ConfigException;
+import dev.runlane.common.kafka.Compression;
 import dev.runlane.ingress.publish.ProducerSettings;
 import java.time.Duration;
 import java.util.Map;
@@ -110,6 +111,34 @@ class IngressConfigTest {
             c.producerCompression(),
             c.maxBodyBytes(),
             "t"));
+  }
+
+  @Test
+  void compressionIsLz4UnlessSetAndAnUnknownTypeIsRefused() {
+    assertThat(IngressConfig.fromEnv(Map.of("SUME_SIGNING_SECRETS", SECRETS)).producerCompression())
+        .isEqualTo(Compression.LZ4);
+    IngressConfig zstd =
+        IngressConfig.fromEnv(
+            Map.of("SUME_SIGNING_SECRETS", SECRETS, "INGRESS_PRODUCER_COMPRESSION", "ZSTD"));
+    assertThat(
+            ProducerSettings.producerConfig(
+                zstd.bootstrapServers(),
+                zstd.ackTimeout(),
+                zstd.producerMaxBlock(),
+                zstd.producerLinger(),
+                zstd.producerCompression(),
+                zstd.maxBodyBytes(),
+                "t"))
+        .containsEntry(ProducerConfig.COMPRESSION_TYPE_CONFIG, "zstd");
+    assertThatThrownBy(
+            () ->
+                IngressConfig.fromEnv(
+                    Map.of(
+                        "SUME_SIGNING_SECRETS", SECRETS, "INGRESS_PRODUCER_COMPRESSION", "brotli")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining(
+            "INGRESS_PRODUCER_COMPRESSION='brotli' is not one of: none, gzip,"
+                + " snappy, lz4, zstd");
   }
 
   @Test

@@ -8,6 +8,7 @@ import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import java.time.Duration;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.state.HostInfo;
 import org.junit.jupiter.api.Test;
@@ -96,6 +97,26 @@ class ProcessorConfigTest {
     assertThat(c.doneTtl()).isEqualTo(Duration.ofHours(1));
     assertThat(c.warnings()).singleElement().asString().contains("DEDUP_DONE_TTL_SECONDS");
     assertThat(ProcessorConfig.fromEnv(Map.of()).warnings()).isEmpty();
+  }
+
+  @Test
+  void theStreamsProducerCompressesAsConfigured() {
+    HostInfo self = new HostInfo("localhost", 9081);
+    assertThat(
+            new StreamsConfig(
+                    ProcessorApp.streamsProperties(ProcessorConfig.fromEnv(Map.of()), self))
+                .getProducerConfigs("client"))
+        .containsEntry(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+    ProcessorConfig snappy =
+        ProcessorConfig.fromEnv(Map.of("PROCESSOR_PRODUCER_COMPRESSION", "snappy"));
+    assertThat(
+            new StreamsConfig(ProcessorApp.streamsProperties(snappy, self))
+                .getProducerConfigs("client"))
+        .containsEntry(ProducerConfig.COMPRESSION_TYPE_CONFIG, "snappy");
+    assertThatThrownBy(
+            () -> ProcessorConfig.fromEnv(Map.of("PROCESSOR_PRODUCER_COMPRESSION", "lz5")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("PROCESSOR_PRODUCER_COMPRESSION='lz5' is not one of");
   }
 
   @Test
