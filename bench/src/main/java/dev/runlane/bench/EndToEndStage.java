@@ -230,9 +230,10 @@ final class EndToEndStage {
    * <p>The windows are the measurement's own path, reader included: a warm-up of the load alone
    * left the reader's consumer to be compiled in the first measured windows, and the new types it
    * brought to the Kafka client code the broker and Streams share deoptimised that code too (a JFR
-   * profile showed the compiler busy for 20 s after such a warm-up, up to 3.5 s of compiler-thread
-   * CPU per window). The compiler threads' CPU decides where {@code /proc} gives it, the same
-   * figure the soak prints per window; elsewhere the JIT's compilation time.
+   * profile and three soaks showed the compiler threads at 1.2-3.7 s of CPU per 5 s window for the
+   * first 20-40 s after such a warm-up). The compiler threads' CPU decides where {@code /proc}
+   * gives it, the same figure the soak prints per window; elsewhere the JIT's compilation time. The
+   * cap is checked between windows, so the warm-up can run over it by one window's wait.
    *
    * @return what happened, for the caller to note (which prints it)
    */

@@ -12,14 +12,9 @@ import java.util.Map;
  */
 public interface Dedup extends AutoCloseable {
 
-  /** Claims each id for {@code owner} and reports what was there. */
-  default Map<String, Claim> claim(Collection<String> requestIds, String owner) {
-    return claim(requestIds, java.util.List.of(), owner);
-  }
-
   /**
-   * Marks {@code doneFirst} done by {@code owner}, then claims {@code requestIds}, in one round
-   * trip. If it throws, neither is known to have happened.
+   * Marks {@code doneFirst} done by {@code owner}, then claims each of {@code requestIds} for it
+   * and reports what was there, in one round trip. If it throws, neither is known to have happened.
    */
   Map<String, Claim> claim(
       Collection<String> requestIds, Collection<String> doneFirst, String owner);

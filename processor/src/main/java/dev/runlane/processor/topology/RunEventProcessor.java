@@ -65,14 +65,16 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   private int parkedSinceDrain;
 
   /**
-   * Ids decided by the last batch, to be marked done ahead of the next batch's claims: that halves
-   * the round trips, which at a live rate hold a few events each (D22). Until then they stay our
-   * {@code processing} claims, which every decision reads the same way for an event of this task.
+   * Ids decided by the last batch, marked done ahead of the next batch's claims, so that a batch
+   * costs one round trip instead of two: at a live rate a batch holds a few events (D22). Until a
+   * marker lands, its id holds this task's {@code processing} claim.
    */
   private final List<String> doneLater = new ArrayList<>();
 
   private long drains;
-  private long doneLaterSince;
+
+  /** The drain in which the oldest id in {@link #doneLater} was queued. */
+  private long doneLaterDrain;
 
   RunEventProcessor(
       TopologySettings settings,
@@ -150,10 +152,10 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       decideBatch(parked.subList(from, Math.min(parked.size(), from + max)), waitingRuns);
     }
     // A marker waits for one drain at most: with nothing to claim since, it goes alone.
-    if (!doneLater.isEmpty() && doneLaterSince < drains) {
-      List<String> ids = List.copyOf(doneLater);
-      if (flushDone()) {
-        faultHook.afterMarkDone(ids);
+    if (!doneLater.isEmpty() && doneLaterDrain < drains) {
+      List<String> written = flushDone();
+      if (!written.isEmpty()) {
+        faultHook.afterMarkDone(written);
       }
     }
   }
@@ -169,14 +171,17 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       return;
     }
     List<String> doneFirst = List.copyOf(doneLater);
-    doneLater.clear(); // written with the claims, or dropped with them if Redis does not answer
     Map<String, Claim> claims = claim(requestIds, doneFirst);
+    boolean redisAnswered = !claims.containsValue(Claim.UNAVAILABLE);
+    if (redisAnswered) {
+      doneLater.clear();
+    } // else the markers wait for Redis to answer again
     List<String> toMarkDone = new ArrayList<>();
     List<String> toRelease = new ArrayList<>();
     Set<String> decided = new HashSet<>();
     Map<Outcome, Integer> counts = new EnumMap<>(Outcome.class);
     try {
-      if (!doneFirst.isEmpty() && !claims.containsValue(Claim.UNAVAILABLE)) {
+      if (!doneFirst.isEmpty() && redisAnswered) {
         faultHook.afterMarkDone(doneFirst);
       }
       for (KeyValue<Long, PendingEvent> kv : batch) {
@@ -216,9 +221,11 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       release(claims);
       throw e;
     }
-    if (!toMarkDone.isEmpty() && dedup.enabled()) {
+    if (!toMarkDone.isEmpty()) {
+      if (doneLater.isEmpty()) {
+        doneLaterDrain = drains;
+      }
       doneLater.addAll(toMarkDone);
-      doneLaterSince = drains;
     }
     counts.forEach(metrics::outcome);
     if (claims.containsValue(Claim.UNAVAILABLE) && dedup.enabled()) {
@@ -365,28 +372,30 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   }
 
   /**
-   * Writes the waiting done markers on their own (nothing to claim since, or the task closes).
+   * Writes the waiting done markers on their own (nothing to claim since, or the task closes). If
+   * Redis does not answer they keep waiting; at most a batch's worth, as no claim is held
+   * meanwhile.
    *
-   * @return whether Redis took them
+   * @return the ids written, empty if none
    */
-  private boolean flushDone() {
+  private List<String> flushDone() {
     List<String> ids = List.copyOf(doneLater);
-    doneLater.clear();
     try {
       dedup.markDone(ids, owner);
-      return true;
     } catch (DedupUnavailableException e) {
-      // The claims expire after the claim TTL; the run store still guards G2 and G3.
-      log.debug("done markers not written: {}", e.getMessage());
-      return false;
+      log.debug("done markers not written yet: {}", e.getMessage());
+      return List.of();
     }
+    doneLater.clear();
+    return ids;
   }
 
   /**
-   * Writes the last batch's done markers, also on a dirty close, whose transaction aborts: a done
-   * of this task is not trusted for a newer event (DESIGN §6), which is exactly that crash. Dropped
-   * instead, they would leave claims that expire after the claim TTL, and a late retry of an
-   * applied id would then read as stale, not as a duplicate.
+   * Writes the last batch's done markers. On a clean close (revocation, shutdown) Streams has
+   * committed them already. On a dirty close the transaction aborts, and a done of this task is
+   * then the case DESIGN §6 built the table for: not trusted for a newer event. Left unwritten, the
+   * claims would expire after the claim TTL, and a late copy of an applied id would read as stale
+   * instead of duplicate.
    */
   @Override
   public void close() {
@@ -394,7 +403,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       return;
     }
     try {
-      flushDone();
+      if (flushDone().isEmpty()) {
+        log.warn("{} done markers not written at close: Redis did not answer", doneLater.size());
+      }
     } catch (RuntimeException e) {
       log.warn("done markers not written at close (claims expire after the TTL): {}", e.toString());
     }

@@ -202,6 +202,26 @@ class DecisionTableIT {
       assertThat(roundTrips("done")).as("nothing left to write").isEqualTo(1);
     }
 
+    /**
+     * The markers go ahead of the claims in the pipeline: a copy of an id decided in the batch
+     * before reads {@code done}, not this task's old claim, which the store would call stale once
+     * the run has moved on.
+     */
+    @Test
+    void aCopyInTheNextBatchReadsTheMarkerWrittenAheadOfItsClaim() {
+      start(EmbeddedRedis.shared().uri(), RedisFailureMode.DEGRADE, 2);
+      send("r1", T1);
+      driver.advanceWallClockTime(Duration.ofMillis(10)); // decides r1; its marker waits
+      assertThat(redis.get(prefix + "r1")).isEqualTo("processing:" + THIS_TASK);
+      send("r2", T2);
+      send("r1", T1); // a retry of r1, after a newer event of the run: one batch of two
+      assertThat(events.readValuesToList()).hasSize(2);
+      assertThat(stale.isEmpty()).isTrue();
+      assertThat(count("duplicate", "redis")).isEqualTo(1);
+      assertThat(roundTrips("claim")).isEqualTo(2);
+      assertThat(roundTrips("done")).isZero();
+    }
+
     @Test
     void theLastDoneMarkersAreWrittenWhenTheTaskCloses() {
       start();
