@@ -267,7 +267,11 @@ final class EndToEndStage {
         compiled >= JIT_SETTLED_MS ? ", cap reached" : "");
   }
 
-  /** CPU milliseconds of the JIT compiler threads so far. */
+  /**
+   * CPU milliseconds of the live JIT compiler threads so far. With more cores HotSpot adds and
+   * retires compiler threads on demand, and a retired one's CPU drops out of the sum; on this box's
+   * 2 cores there is one C1 and one C2 thread for the whole run.
+   */
   private static long compilerMillis() {
     return ThreadCpu.sample().entrySet().stream()
         .filter(e -> e.getKey().contains("CompilerThre"))
