@@ -54,7 +54,10 @@ final class BareHarness implements AutoCloseable {
                             .setHost("127.0.0.1")
                             .setPort(port)
                             .setReuseAddress(true)
-                            .setCompressionSupported(false));
+                            .setCompressionSupported(false)
+                            // as the ingress's server
+                            .setIdleTimeout(60)
+                            .setIdleTimeoutUnit(TimeUnit.SECONDS));
                 server.requestHandler(this::handle);
                 return server.listen();
               })
