@@ -441,6 +441,31 @@ class DecisionTableIT {
       assertThat(stale.readValuesToList()).hasSize(1);
       assertThat(count("stale", "store")).isEqualTo(1);
     }
+
+    /** A marker that could not ride on a claim during an outage is written once Redis is back. */
+    @Test
+    void queuedDoneMarkersWaitOutAnOutage() {
+      try (EmbeddedRedis owned = EmbeddedRedis.startOwned()) {
+        start(owned.uri());
+        send("r1", T1); // applied; its marker waits for the next batch
+        owned.stop();
+        send("r2", T2); // decided on the run store: the claims, and the marker with them, fail
+        assertThat(events.readValuesToList()).hasSize(2);
+        assertThat(registry.find(ProcessorMetrics.DEGRADED).counter().count()).isEqualTo(1);
+        owned.restart(); // empty
+        try (RedisClient ownedClient = RedisClient.create(owned.uri())) {
+          // Each drain retries once the dedup's 1 s back-off is over.
+          org.awaitility.Awaitility.await()
+              .atMost(Duration.ofSeconds(10))
+              .untilAsserted(
+                  () -> {
+                    driver.advanceWallClockTime(Duration.ofMillis(10));
+                    assertThat(ownedClient.get(prefix + "r1")).isEqualTo("done:" + THIS_TASK);
+                  });
+          assertThat(ownedClient.get(prefix + "r2")).as("decided without a claim").isNull();
+        }
+      }
+    }
   }
 
   @Test
