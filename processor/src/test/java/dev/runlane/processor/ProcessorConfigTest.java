@@ -92,6 +92,22 @@ class ProcessorConfigTest {
   }
 
   @Test
+  void aClaimMustOutliveTwoBatchIntervals() {
+    assertThatThrownBy(
+            () ->
+                ProcessorConfig.fromEnv(
+                    Map.of("DEDUP_CLAIM_TTL_SECONDS", "2", "PROCESSOR_BATCH_INTERVAL_MS", "1500")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining(
+            "DEDUP_CLAIM_TTL_SECONDS must be at least twice PROCESSOR_BATCH_INTERVAL_MS");
+    assertThat(
+            ProcessorConfig.fromEnv(
+                    Map.of("DEDUP_CLAIM_TTL_SECONDS", "2", "PROCESSOR_BATCH_INTERVAL_MS", "1000"))
+                .claimTtl())
+        .isEqualTo(Duration.ofSeconds(2));
+  }
+
+  @Test
   void aShortDoneTtlIsAcceptedWithAWarningOnly() {
     ProcessorConfig c = ProcessorConfig.fromEnv(Map.of("DEDUP_DONE_TTL_SECONDS", "3600"));
     assertThat(c.doneTtl()).isEqualTo(Duration.ofHours(1));
