@@ -175,7 +175,9 @@ final class EndToEndStage {
                   + tool.output().replace('\n', ' ').trim());
         }
         io.micrometer.core.instrument.Timer applied =
-            processorRegistry.find("runlane.processor.end.to.end.latency").timer();
+            processorRegistry
+                .find(dev.runlane.processor.topology.ProcessorMetrics.END_TO_END)
+                .timer();
         if (applied != null) {
           var snapshot = applied.takeSnapshot();
           StringBuilder where = new StringBuilder();
@@ -420,8 +422,7 @@ final class EndToEndStage {
             warmup,
             measure,
             // Signed as it is sent (unique request_ids, matched on output): a window signed up
-            // front
-            // was ~300 MB at 2k/s, copied by the young GC of the JVM the services share.
+            // front was ~300 MB at 2k/s, copied by the young GC of the JVM the services share.
             i -> webhooks.next(),
             (w, nanos, measured) -> {
               if (!measured) {

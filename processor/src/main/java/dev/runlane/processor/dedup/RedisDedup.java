@@ -97,16 +97,13 @@ public final class RedisDedup implements Dedup {
       Collection<String> requestIds, Collection<String> doneFirst, String owner) {
     checkAvailable();
     String processing = Claim.PROCESSING + owner;
-    String done = Claim.DONE + owner;
     List<Response<String>> sets = new ArrayList<>(requestIds.size());
     List<Response<String>> gets = new ArrayList<>(requestIds.size());
     long start = System.nanoTime();
     Map<String, Claim> claims = new HashMap<>(requestIds.size() * 2);
     try (AbstractPipeline pipeline = client.pipelined()) {
       // First, so that a copy of a decided id in this batch reads done, not our old claim.
-      for (String id : doneFirst) {
-        pipeline.set(key(id), done, doneParams);
-      }
+      setDone(pipeline, doneFirst, owner);
       for (String id : requestIds) {
         String key = key(id);
         sets.add(pipeline.set(key, processing, claimParams));
@@ -135,12 +132,9 @@ public final class RedisDedup implements Dedup {
       return;
     }
     checkAvailable();
-    String done = Claim.DONE + owner;
     long start = System.nanoTime();
     try (AbstractPipeline pipeline = client.pipelined()) {
-      for (String id : requestIds) {
-        pipeline.set(key(id), done, doneParams);
-      }
+      setDone(pipeline, requestIds, owner);
       pipeline.sync();
     } catch (JedisException e) {
       throw unavailable("done", e);
@@ -168,6 +162,13 @@ public final class RedisDedup implements Dedup {
     }
     releaseTimer.record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
     recovered();
+  }
+
+  private void setDone(AbstractPipeline pipeline, Collection<String> requestIds, String owner) {
+    String done = Claim.DONE + owner;
+    for (String id : requestIds) {
+      pipeline.set(key(id), done, doneParams);
+    }
   }
 
   private String key(String requestId) {
