@@ -9,6 +9,10 @@ import dev.runlane.processor.ProcessorApp;
 import dev.runlane.processor.ProcessorConfig;
 import dev.runlane.processor.dedup.RedisDedup;
 import dev.runlane.processor.topology.FaultHook;
+import dev.runlane.processor.topology.ProcessorMetrics;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.core.instrument.distribution.DistributionStatisticConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -48,6 +52,26 @@ final class EndToEndStage {
     this.ctx = ctx;
   }
 
+  /**
+   * Buckets for the processor's receive -> apply timer, so that a soak window's tail can be read
+   * from the difference of two snapshots (the timer's own percentiles decay over minutes).
+   */
+  static final MeterFilter RECEIVE_TO_APPLY_BUCKETS =
+      new MeterFilter() {
+        @Override
+        public DistributionStatisticConfig configure(
+            Meter.Id id, DistributionStatisticConfig config) {
+          return id.getName().equals(ProcessorMetrics.END_TO_END)
+              ? DistributionStatisticConfig.builder()
+                  .percentilesHistogram(true)
+                  .minimumExpectedValue((double) Duration.ofMillis(1).toNanos())
+                  .maximumExpectedValue((double) Duration.ofMinutes(1).toNanos())
+                  .build()
+                  .merge(config)
+              : config;
+        }
+      };
+
   /** The real ingress and processor on the e2e topics, in this JVM, processor RUNNING. */
   record Pipeline(
       TopicNames topics,
@@ -75,6 +99,7 @@ final class EndToEndStage {
       ProcessorConfig processorConfig =
           ProcessorStage.config(bootstrap, ctx.redis(), "bench-e2e", topics, true);
       PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
+      registry.config().meterFilter(RECEIVE_TO_APPLY_BUCKETS);
       IngressApp ingress = IngressApp.start(ingressConfig, Metrics.newRegistry("ingress"));
       ProcessorApp processor;
       RedisDedup dedup = null;

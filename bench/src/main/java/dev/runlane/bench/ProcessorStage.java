@@ -368,10 +368,11 @@ final class ProcessorStage {
   }
 
   /** Redis round trips so far: one {@code runlane.processor.redis.latency} sample each. */
+  /** The processor's timer of Redis round trips, one per claim or done pipeline. */
+  static final String REDIS_LATENCY = "runlane.processor.redis.latency";
+
   static long roundTrips(PrometheusMeterRegistry registry) {
-    return registry.find("runlane.processor.redis.latency").timers().stream()
-        .mapToLong(Timer::count)
-        .sum();
+    return registry.find(REDIS_LATENCY).timers().stream().mapToLong(Timer::count).sum();
   }
 
   /** Input events decided so far (every outcome but "waiting"). */

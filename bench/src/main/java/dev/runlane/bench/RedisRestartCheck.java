@@ -200,7 +200,7 @@ final class RedisRestartCheck {
                 "0",
                 lost == 0 && doubled == 0));
         long roundTrips =
-            registry.find("runlane.processor.redis.latency").timers().stream()
+            registry.find(ProcessorStage.REDIS_LATENCY).timers().stream()
                 .mapToLong(Timer::count)
                 .sum();
         res.note(

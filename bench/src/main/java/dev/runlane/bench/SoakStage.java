@@ -1,9 +1,14 @@
 package dev.runlane.bench;
 
+import dev.runlane.processor.topology.ProcessorMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.distribution.CountAtBucket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Opt-in stage: the e2e pipeline at one rate for minutes, in 5 s windows, each window's end-to-end
@@ -56,7 +61,10 @@ final class SoakStage {
       while (System.nanoTime() - start < total.toNanos()) {
         Map<String, Long> before = ThreadCpu.sample();
         double[] applyBefore = receiveToApply(pipeline.processorRegistry());
+        CountAtBucket[] bucketsBefore = receiveToApplyBuckets(pipeline.processorRegistry());
         long processBefore = ThreadCpu.processMillis();
+        double commitsBefore = commits(pipeline);
+        double[] redisBefore = redis(pipeline.processorRegistry());
         long at = (System.nanoTime() - start) / 1_000_000_000L;
         EndToEndStage.Step step =
             EndToEndStage.measure(
@@ -70,19 +78,27 @@ final class SoakStage {
                 webhooks);
         double[] applyAfter = receiveToApply(pipeline.processorRegistry());
         double applied = applyAfter[0] - applyBefore[0];
+        double[] redisAfter = redis(pipeline.processorRegistry());
+        double applyP99 =
+            p99Bound(bucketsBefore, receiveToApplyBuckets(pipeline.processorRegistry()));
         String line =
             String.format(
-                "t=%ds e2e p50 %.0f p99 %.0f max %.0f ms, receive -> apply mean %.0f ms, ingress"
-                    + " p99 %.1f ms, seen %d/%d (%d stale); CPU ms: process %d, by thread: %s",
+                "t=%ds e2e p50 %.0f p99 %.0f max %.0f ms, receive -> apply mean %.0f p99 <= %.0f ms,"
+                    + " ingress p99 %.1f ms, seen %d/%d (%d stale), %.0f commits/s, Redis %.0f trips"
+                    + " %.0f ms; CPU ms: process %d, by thread: %s",
                 at,
                 step.e2e().p50(),
                 step.e2e().p99(),
                 step.e2e().max(),
                 applied > 0 ? (applyAfter[1] - applyBefore[1]) / applied : Double.NaN,
+                applyP99,
                 step.ingress().latency().p99(),
                 step.seen(),
                 step.ingress().ok(),
                 step.stale(),
+                (commits(pipeline) - commitsBefore) / WINDOW.toSeconds(),
+                redisAfter[0] - redisBefore[0],
+                redisAfter[1] - redisBefore[1],
                 ThreadCpu.processMillis() - processBefore,
                 ThreadCpu.top(before, ThreadCpu.sample(), 8));
         res.note(STAGE, line); // printed as it is noted
@@ -122,6 +138,52 @@ final class SoakStage {
             String.format("worst complete 5 s window's e2e p99 at %,.0f/s", rate),
             p99s.stream().mapToDouble(Double::doubleValue).filter(Double::isFinite).max().orElse(0),
             "ms"));
+  }
+
+  /** Transactions the processor's stream threads committed since start. */
+  private static double commits(EndToEndStage.Pipeline pipeline) {
+    double total = 0;
+    for (var e : pipeline.processor().streams().metrics().entrySet()) {
+      if (e.getKey().group().equals("stream-thread-metrics")
+          && e.getKey().name().equals("commit-total")
+          && e.getValue().metricValue() instanceof Double d) {
+        total += d;
+      }
+    }
+    return total;
+  }
+
+  /** Redis round trips of the processor so far, and the time its threads waited for them (ms). */
+  private static double[] redis(MeterRegistry registry) {
+    double[] out = new double[2];
+    for (Timer t : registry.find(ProcessorStage.REDIS_LATENCY).timers()) {
+      out[0] += t.count();
+      out[1] += t.totalTime(TimeUnit.MILLISECONDS);
+    }
+    return out;
+  }
+
+  /** Cumulative counts of the receive -> apply timer (EndToEndStage adds the buckets). */
+  private static CountAtBucket[] receiveToApplyBuckets(MeterRegistry registry) {
+    Timer timer = registry.find(ProcessorMetrics.END_TO_END).timer();
+    return timer == null ? new CountAtBucket[0] : timer.takeSnapshot().histogramCounts();
+  }
+
+  /**
+   * The upper bound (ms) of the bucket that holds the 99th percentile of what was recorded between
+   * two snapshots: a window's tail, to a bucket's precision (buckets are 10-25% apart).
+   */
+  static double p99Bound(CountAtBucket[] before, CountAtBucket[] after) {
+    if (after.length == 0 || before.length != after.length) {
+      return Double.NaN;
+    }
+    double total = after[after.length - 1].count() - before[before.length - 1].count();
+    for (int i = 0; i < after.length; i++) {
+      if (total > 0 && after[i].count() - before[i].count() >= 0.99 * total) {
+        return after[i].bucket(TimeUnit.MILLISECONDS);
+      }
+    }
+    return Double.NaN;
   }
 
   /**
