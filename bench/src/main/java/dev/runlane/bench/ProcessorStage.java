@@ -367,10 +367,10 @@ final class ProcessorStage {
     return sum;
   }
 
-  /** Redis round trips so far: one {@code runlane.processor.redis.latency} sample each. */
-  /** The processor's timer of Redis round trips, one per claim or done pipeline. */
+  /** The processor's timer of Redis round trips, one sample per claim or done pipeline. */
   static final String REDIS_LATENCY = "runlane.processor.redis.latency";
 
+  /** Redis round trips so far. */
   static long roundTrips(PrometheusMeterRegistry registry) {
     return registry.find(REDIS_LATENCY).timers().stream().mapToLong(Timer::count).sum();
   }
