@@ -166,6 +166,33 @@ final class BenchContext implements AutoCloseable {
         config, dedup, registry, dev.runlane.processor.topology.FaultHook.NONE);
   }
 
+  /** The broker's topics now (none if no stage has started the broker yet). */
+  synchronized java.util.Set<String> topics() throws Exception {
+    if (kafka == null) {
+      return java.util.Set.of();
+    }
+    try (Admin admin =
+        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
+      return admin.listTopics().names().get();
+    }
+  }
+
+  /**
+   * Deletes the topics created since {@code before}. A stage's compacted topics (the processor
+   * stage writes ~1M keys to several) otherwise keep the log cleaner busy under the next stage.
+   */
+  synchronized void deleteTopicsSince(java.util.Set<String> before) throws Exception {
+    java.util.Set<String> created = new java.util.TreeSet<>(topics());
+    created.removeAll(before);
+    if (created.isEmpty()) {
+      return;
+    }
+    try (Admin admin =
+        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
+      admin.deleteTopics(created).all().get(60, java.util.concurrent.TimeUnit.SECONDS);
+    }
+  }
+
   void createTopics(String... names) {
     try (Admin admin =
         Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {

@@ -78,6 +78,7 @@ public final class BenchMain {
       for (String stage : ordered) {
         System.out.printf("%n== %s == start %s%n", stage, java.time.Instant.now());
         long t0 = System.nanoTime();
+        java.util.Set<String> topicsBefore = ctx.topics();
         try {
           switch (stage) {
             case "verification" -> new VerifyStage(ctx).run();
@@ -93,6 +94,11 @@ public final class BenchMain {
           failures++;
           results.note(stage, "FAILED: " + e);
           e.printStackTrace();
+        }
+        try {
+          ctx.deleteTopicsSince(topicsBefore);
+        } catch (Exception e) {
+          results.note(stage, "could not delete its topics: " + e);
         }
         System.out.printf(
             "== %s done in %.0f s == end %s%n",

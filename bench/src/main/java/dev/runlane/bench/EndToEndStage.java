@@ -77,7 +77,8 @@ final class EndToEndStage {
       TopicNames topics,
       IngressApp ingress,
       ProcessorApp processor,
-      PrometheusMeterRegistry processorRegistry)
+      PrometheusMeterRegistry processorRegistry,
+      PrometheusMeterRegistry ingressRegistry)
       implements AutoCloseable {
 
     static Pipeline start(BenchContext ctx) throws Exception {
@@ -100,7 +101,8 @@ final class EndToEndStage {
           ProcessorStage.config(bootstrap, ctx.redis(), "bench-e2e", topics, true);
       PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
       registry.config().meterFilter(RECEIVE_TO_APPLY_BUCKETS);
-      IngressApp ingress = IngressApp.start(ingressConfig, Metrics.newRegistry("ingress"));
+      PrometheusMeterRegistry ingressRegistry = Metrics.newRegistry("ingress");
+      IngressApp ingress = IngressApp.start(ingressConfig, ingressRegistry);
       ProcessorApp processor;
       RedisDedup dedup = null;
       try {
@@ -113,10 +115,12 @@ final class EndToEndStage {
           }
         } finally {
           ingress.close();
+          ingressRegistry.close();
+          registry.close();
         }
         throw e;
       }
-      Pipeline pipeline = new Pipeline(topics, ingress, processor, registry);
+      Pipeline pipeline = new Pipeline(topics, ingress, processor, registry, ingressRegistry);
       try {
         processor.awaitRunning(Duration.ofSeconds(60));
       } catch (RuntimeException | Error e) {
@@ -126,12 +130,18 @@ final class EndToEndStage {
       return pipeline;
     }
 
+    /** The registries last: each holds a JVM GC listener until closed (Metrics.newRegistry). */
     @Override
     public void close() {
       try {
         processor.close();
       } finally {
-        ingress.close();
+        try {
+          ingress.close();
+        } finally {
+          processorRegistry.close();
+          ingressRegistry.close();
+        }
       }
     }
   }

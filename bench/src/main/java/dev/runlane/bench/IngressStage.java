@@ -5,6 +5,7 @@ import dev.runlane.common.metrics.Metrics;
 import dev.runlane.ingress.IngressApp;
 import dev.runlane.ingress.IngressConfig;
 import dev.runlane.ingress.publish.ProducerSettings;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -67,7 +68,8 @@ final class IngressStage {
     Duration warmup = Duration.ofSeconds(ctx.quick ? 2 : 4);
     Duration measure = Duration.ofSeconds(ctx.quick ? 5 : 10);
     Webhooks webhooks = new Webhooks(1, RUNS, BODY_BYTES);
-    try (IngressApp ingress = IngressApp.start(config, Metrics.newRegistry("ingress"));
+    PrometheusMeterRegistry registry = Metrics.newRegistry("ingress");
+    try (IngressApp ingress = IngressApp.start(config, registry);
         BareHarness bare = new BareHarness(producerConfig, "bench.bare", config.eventLoops());
         OpenLoopLoad load = new OpenLoopLoad(CONNECTIONS, 1)) {
       res.note(
@@ -193,6 +195,8 @@ final class IngressStage {
       for (String t : trace) {
         res.note(STAGE, "step " + t);
       }
+    } finally {
+      registry.close(); // its JVM GC listener would outlive the stage
     }
   }
 

@@ -298,6 +298,8 @@ final class ProcessorStage {
           "  %s: %,d events in %.1f s = %,.0f/s, %,d Redis round trips%n",
           appId, total, seconds, run.rate(), roundTrips);
       return run;
+    } finally {
+      registry.close(); // its JVM GC listener would outlive the stage
     }
   }
 

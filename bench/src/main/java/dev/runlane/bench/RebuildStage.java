@@ -97,7 +97,11 @@ final class RebuildStage {
           ProcessorStage.awaitCommitted(admin, APP_ID, input, Duration.ofMinutes(20));
           applySeconds = (System.nanoTime() - start) / 1e9;
         } finally {
-          closeLeavingGroup(app);
+          try {
+            closeLeavingGroup(app);
+          } finally {
+            registry.close(); // its JVM GC listener would outlive the fill
+          }
         }
       }
       System.out.printf(
@@ -240,6 +244,15 @@ final class RebuildStage {
 
   private Start startAndMeasure(ProcessorConfig config, String probeRun) throws Exception {
     PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
+    try {
+      return startAndMeasure(config, probeRun, registry);
+    } finally {
+      registry.close(); // its JVM GC listener would outlive the measurement
+    }
+  }
+
+  private Start startAndMeasure(
+      ProcessorConfig config, String probeRun, PrometheusMeterRegistry registry) throws Exception {
     long start = System.nanoTime();
     ProcessorApp app = BenchContext.startProcessor(config, Dedup.disabled(), registry);
     try {

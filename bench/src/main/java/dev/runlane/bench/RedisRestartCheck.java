@@ -232,6 +232,8 @@ final class RedisRestartCheck {
                 keysAfter,
                 window.toSeconds() + 1.0,
                 roundTrips));
+      } finally {
+        registry.close(); // its JVM GC listener would outlive the check
       }
     } finally {
       stopProducer.set(true);
