@@ -210,9 +210,7 @@ final class EndToEndStage {
                   + tool.output().replace('\n', ' ').trim());
         }
         io.micrometer.core.instrument.Timer applied =
-            processorRegistry
-                .find(dev.runlane.processor.topology.ProcessorMetrics.END_TO_END)
-                .timer();
+            processorRegistry.find(ProcessorMetrics.END_TO_END).timer();
         if (applied != null) {
           var snapshot = applied.takeSnapshot();
           StringBuilder where = new StringBuilder();

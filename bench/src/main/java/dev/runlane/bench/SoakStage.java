@@ -4,6 +4,7 @@ import dev.runlane.processor.topology.ProcessorMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.distribution.CountAtBucket;
+import io.micrometer.core.instrument.distribution.HistogramSnapshot;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,8 +61,7 @@ final class SoakStage {
       long start = System.nanoTime();
       while (System.nanoTime() - start < total.toNanos()) {
         Map<String, Long> before = ThreadCpu.sample();
-        double[] applyBefore = receiveToApply(pipeline.processorRegistry());
-        CountAtBucket[] bucketsBefore = receiveToApplyBuckets(pipeline.processorRegistry());
+        HistogramSnapshot applyBefore = receiveToApply(pipeline.processorRegistry());
         long processBefore = ThreadCpu.processMillis();
         double commitsBefore = commits(pipeline);
         double[] redisBefore = redis(pipeline.processorRegistry());
@@ -76,11 +76,10 @@ final class SoakStage {
                 Duration.ZERO,
                 WINDOW,
                 webhooks);
-        double[] applyAfter = receiveToApply(pipeline.processorRegistry());
-        double applied = applyAfter[0] - applyBefore[0];
+        HistogramSnapshot applyAfter = receiveToApply(pipeline.processorRegistry());
+        double applied = applyAfter.count() - applyBefore.count();
         double[] redisAfter = redis(pipeline.processorRegistry());
-        double applyP99 =
-            p99Bound(bucketsBefore, receiveToApplyBuckets(pipeline.processorRegistry()));
+        double applyP99 = p99Bound(applyBefore.histogramCounts(), applyAfter.histogramCounts());
         String line =
             String.format(
                 "t=%ds e2e p50 %.0f p99 %.0f max %.0f ms, receive -> apply mean %.0f p99 <= %.0f ms,"
@@ -90,7 +89,11 @@ final class SoakStage {
                 step.e2e().p50(),
                 step.e2e().p99(),
                 step.e2e().max(),
-                applied > 0 ? (applyAfter[1] - applyBefore[1]) / applied : Double.NaN,
+                applied > 0
+                    ? (applyAfter.total(TimeUnit.MILLISECONDS)
+                            - applyBefore.total(TimeUnit.MILLISECONDS))
+                        / applied
+                    : Double.NaN,
                 applyP99,
                 step.ingress().latency().p99(),
                 step.seen(),
@@ -163,12 +166,6 @@ final class SoakStage {
     return out;
   }
 
-  /** Cumulative counts of the receive -> apply timer (EndToEndStage adds the buckets). */
-  private static CountAtBucket[] receiveToApplyBuckets(MeterRegistry registry) {
-    Timer timer = registry.find(ProcessorMetrics.END_TO_END).timer();
-    return timer == null ? new CountAtBucket[0] : timer.takeSnapshot().histogramCounts();
-  }
-
   /**
    * The upper bound (ms) of the bucket that holds the 99th percentile of what was recorded between
    * two snapshots: a window's tail, to a bucket's precision (buckets are 10-25% apart).
@@ -178,8 +175,11 @@ final class SoakStage {
       return Double.NaN;
     }
     double total = after[after.length - 1].count() - before[before.length - 1].count();
+    if (total <= 0) {
+      return Double.NaN;
+    }
     for (int i = 0; i < after.length; i++) {
-      if (total > 0 && after[i].count() - before[i].count() >= 0.99 * total) {
+      if (after[i].count() - before[i].count() >= 0.99 * total) {
         return after[i].bucket(TimeUnit.MILLISECONDS);
       }
     }
@@ -187,15 +187,13 @@ final class SoakStage {
   }
 
   /**
-   * The processor's own latency from the ingress receiving a webhook to applying it (count, total
-   * ms). It covers the ingress's produce and the stream thread's queueing, not the commit and the
-   * read_committed reader, so a window whose mean rises with its e2e tail stalled before the apply.
+   * The processor's own latency from the ingress receiving a webhook to applying it so far: count,
+   * total and cumulative bucket counts (EndToEndStage adds the buckets). It covers the ingress's
+   * produce and the stream thread's queueing, not the commit and the read_committed reader, so a
+   * window whose tail rises with its e2e tail stalled before the apply.
    */
-  private static double[] receiveToApply(io.micrometer.core.instrument.MeterRegistry registry) {
-    io.micrometer.core.instrument.Timer timer =
-        registry.find(dev.runlane.processor.topology.ProcessorMetrics.END_TO_END).timer();
-    return timer == null
-        ? new double[2]
-        : new double[] {timer.count(), timer.totalTime(java.util.concurrent.TimeUnit.MILLISECONDS)};
+  private static HistogramSnapshot receiveToApply(MeterRegistry registry) {
+    Timer timer = registry.find(ProcessorMetrics.END_TO_END).timer();
+    return timer == null ? HistogramSnapshot.empty(0, 0, 0) : timer.takeSnapshot();
   }
 }
