@@ -182,14 +182,16 @@ final class BenchContext implements AutoCloseable {
    * stage writes ~1M keys to several) otherwise keep the log cleaner busy under the next stage.
    */
   synchronized void deleteTopicsSince(java.util.Set<String> before) throws Exception {
-    java.util.Set<String> created = new java.util.TreeSet<>(topics());
-    created.removeAll(before);
-    if (created.isEmpty()) {
+    if (kafka == null) {
       return;
     }
     try (Admin admin =
         Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
-      admin.deleteTopics(created).all().get(60, java.util.concurrent.TimeUnit.SECONDS);
+      java.util.Set<String> created = new java.util.TreeSet<>(admin.listTopics().names().get());
+      created.removeAll(before);
+      if (!created.isEmpty()) {
+        admin.deleteTopics(created).all().get(60, java.util.concurrent.TimeUnit.SECONDS);
+      }
     }
   }
 

@@ -9,7 +9,6 @@ import dev.runlane.processor.ProcessorConfig;
 import dev.runlane.processor.dedup.RedisDedup;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
@@ -199,10 +198,7 @@ final class RedisRestartCheck {
                 Double.NaN,
                 "0",
                 lost == 0 && doubled == 0));
-        long roundTrips =
-            registry.find(ProcessorStage.REDIS_LATENCY).timers().stream()
-                .mapToLong(Timer::count)
-                .sum();
+        long roundTrips = ProcessorStage.roundTrips(registry);
         res.note(
             STAGE,
             String.format(
