@@ -1,6 +1,7 @@
 package dev.runlane.processor.dedup;
 
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -13,11 +14,17 @@ import java.util.Map;
 public interface Dedup extends AutoCloseable {
 
   /**
-   * Marks {@code doneFirst} done by {@code owner}, then claims each of {@code requestIds} for it
-   * and reports what was there, in one round trip. If it throws, neither is known to have happened.
+   * In one round trip: marks every request's {@code doneFirst} done by its owner, then claims every
+   * request's ids for its owner, and reports what was there, one map per request in their order. If
+   * it throws, none of it is known to have happened.
    */
-  Map<String, Claim> claim(
-      Collection<String> requestIds, Collection<String> doneFirst, String owner);
+  List<Map<String, Claim>> claim(List<ClaimRequest> requests);
+
+  /** {@link #claim(List)} for one task. */
+  default Map<String, Claim> claim(
+      Collection<String> requestIds, Collection<String> doneFirst, String owner) {
+    return claim(List.of(new ClaimRequest(owner, doneFirst, requestIds))).get(0);
+  }
 
   /** Marks each id done by {@code owner}, for the done TTL. */
   void markDone(Collection<String> requestIds, String owner);
@@ -37,8 +44,7 @@ public interface Dedup extends AutoCloseable {
   static Dedup disabled() {
     return new Dedup() {
       @Override
-      public Map<String, Claim> claim(
-          Collection<String> requestIds, Collection<String> doneFirst, String owner) {
+      public List<Map<String, Claim>> claim(List<ClaimRequest> requests) {
         throw new DedupUnavailableException("dedup is disabled", null);
       }
 

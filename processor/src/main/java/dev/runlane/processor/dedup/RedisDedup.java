@@ -23,10 +23,10 @@ import redis.clients.jedis.params.SetParams;
 import redis.clients.jedis.util.JedisURIHelper;
 
 /**
- * {@link Dedup} on Redis: one pipeline per batch for the claims ({@code SET NX EX} + {@code GET}
- * per id, which works on Redis 6.2, unlike {@code SET NX GET}), led by the done markers of the
- * batch before when there are any; a pipeline of done markers alone; and a compare-and-delete
- * script for releases.
+ * {@link Dedup} on Redis: one pipeline per round trip for the claims ({@code SET NX EX} + {@code
+ * GET} per id, which works on Redis 6.2, unlike {@code SET NX GET}) of one or more tasks, led by
+ * the done markers they owe; a pipeline of done markers alone; and a compare-and-delete script for
+ * releases.
  *
  * <p>After a failure it does not ask Redis again for {@code retryBackoff}, so a dead Redis costs
  * one timeout per backoff period rather than one per batch; state changes are logged once.
@@ -93,30 +93,43 @@ public final class RedisDedup implements Dedup {
   }
 
   @Override
-  public Map<String, Claim> claim(
-      Collection<String> requestIds, Collection<String> doneFirst, String owner) {
+  public List<Map<String, Claim>> claim(List<ClaimRequest> requests) {
     checkAvailable();
-    String processing = Claim.PROCESSING + owner;
-    List<Response<String>> sets = new ArrayList<>(requestIds.size());
-    List<Response<String>> gets = new ArrayList<>(requestIds.size());
+    List<List<Response<String>>> sets = new ArrayList<>(requests.size());
+    List<List<Response<String>>> gets = new ArrayList<>(requests.size());
     long start = System.nanoTime();
-    Map<String, Claim> claims = new HashMap<>(requestIds.size() * 2);
+    List<Map<String, Claim>> claims = new ArrayList<>(requests.size());
     try (AbstractPipeline pipeline = client.pipelined()) {
-      // First, so that a copy of a decided id in this batch reads done, not our old claim.
-      setDone(pipeline, doneFirst, owner);
-      for (String id : requestIds) {
-        String key = key(id);
-        sets.add(pipeline.set(key, processing, claimParams));
-        gets.add(pipeline.get(key));
+      // First, so that a copy of a decided id in this round trip reads done, not our old claim.
+      for (ClaimRequest request : requests) {
+        setDone(pipeline, request.doneFirst(), request.owner());
+      }
+      for (ClaimRequest request : requests) {
+        String processing = Claim.PROCESSING + request.owner();
+        List<Response<String>> requestSets = new ArrayList<>(request.requestIds().size());
+        List<Response<String>> requestGets = new ArrayList<>(request.requestIds().size());
+        for (String id : request.requestIds()) {
+          String key = key(id);
+          requestSets.add(pipeline.set(key, processing, claimParams));
+          requestGets.add(pipeline.get(key));
+        }
+        sets.add(requestSets);
+        gets.add(requestGets);
       }
       pipeline.sync();
       // Per-command errors (READONLY after a failover, OOM under noeviction) surface in get():
       // they mean "Redis cannot answer" like a dead connection does.
-      int i = 0;
-      for (String id : requestIds) {
-        boolean set = "OK".equals(sets.get(i).get());
-        claims.put(id, set ? Claim.NEW : Claim.fromExisting(gets.get(i).get(), owner));
-        i++;
+      for (int r = 0; r < requests.size(); r++) {
+        ClaimRequest request = requests.get(r);
+        Map<String, Claim> requestClaims = new HashMap<>(request.requestIds().size() * 2);
+        int i = 0;
+        for (String id : request.requestIds()) {
+          boolean set = "OK".equals(sets.get(r).get(i).get());
+          requestClaims.put(
+              id, set ? Claim.NEW : Claim.fromExisting(gets.get(r).get(i).get(), request.owner()));
+          i++;
+        }
+        claims.add(requestClaims);
       }
     } catch (JedisException e) {
       throw unavailable("claim", e);

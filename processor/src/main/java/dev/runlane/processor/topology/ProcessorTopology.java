@@ -43,6 +43,7 @@ public final class ProcessorTopology {
       FaultHook faultHook) {
     TopicNames topics = settings.topics();
     Topology topology = new Topology();
+    ThreadTasks threadTasks = new ThreadTasks();
     topology.addSource(
         SOURCE,
         Serdes.String().deserializer(),
@@ -50,7 +51,7 @@ public final class ProcessorTopology {
         topics.webhooks());
     topology.addProcessor(
         PROCESSOR,
-        () -> new RunEventProcessor(settings, parser, dedup, metrics, faultHook),
+        () -> new RunEventProcessor(settings, parser, dedup, metrics, faultHook, threadTasks),
         SOURCE);
     // No record cache for the run store: its working set (every active run) would fill the
     // thread's cache, and the cache evicts from the store being written, so each parked event's

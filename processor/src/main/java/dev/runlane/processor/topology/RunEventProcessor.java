@@ -8,6 +8,7 @@ import dev.runlane.common.envelope.EnvelopeParser;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Claim;
+import dev.runlane.processor.dedup.ClaimRequest;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.DedupDecision;
 import dev.runlane.processor.dedup.DedupUnavailableException;
@@ -41,7 +42,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Decodes each webhook, parks it in the changelogged pending store, and decides parked events in
  * offset order, a batch at a time, with one Redis round trip per batch: the done markers of the
- * batch before ride on its claims (DESIGN §6).
+ * batch before ride on its claims (DESIGN §6). A task's round trip also carries the claims and
+ * markers of the other tasks on its stream thread, which then decide without one of their own
+ * (D25).
  *
  * <p>Parking instead of deciding in {@code process()} is what makes Redis affordable; keeping the
  * parked events in a changelogged store (not in memory) is what keeps it exactly-once: a commit can
@@ -57,6 +60,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   private final Dedup dedup;
   private final ProcessorMetrics metrics;
   private final FaultHook faultHook;
+  private final ThreadTasks threadTasks;
 
   private ProcessorContext<String, byte[]> context;
   private KeyValueStore<Long, PendingEvent> pending;
@@ -71,6 +75,15 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    */
   private final List<String> doneLater = new ArrayList<>();
 
+  /** Ids parked since the last drain, which a peer's round trip may claim for this task. */
+  private final Set<String> unclaimed = new LinkedHashSet<>();
+
+  /** Claims a peer's round trip took for this task, used (or released) at its next drain. */
+  private final Map<String, Claim> prefetched = new HashMap<>();
+
+  /** The processors on this task's stream thread, this one among them. */
+  private List<RunEventProcessor> peers = List.of();
+
   private long drains;
 
   /** The drain in which the oldest id in {@link #doneLater} was queued. */
@@ -81,12 +94,14 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       EnvelopeParser parser,
       Dedup dedup,
       ProcessorMetrics metrics,
-      FaultHook faultHook) {
+      FaultHook faultHook,
+      ThreadTasks threadTasks) {
     this.settings = settings;
     this.parser = parser;
     this.dedup = dedup;
     this.metrics = metrics;
     this.faultHook = faultHook;
+    this.threadTasks = threadTasks;
   }
 
   @Override
@@ -98,7 +113,19 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     // The task id alone: DEDUP_KEY_PREFIX already separates deployments, and every byte of the
     // value is paid once per key for the done TTL (D15).
     this.owner = context.taskId().toString();
-    context.schedule(settings.batchInterval(), PunctuationType.WALL_CLOCK_TIME, now -> drain());
+    this.peers = threadTasks.join(this);
+    scheduleDrains();
+  }
+
+  /**
+   * Every task's drains on one grid of batch intervals, so that a thread's tasks drain in the same
+   * pass and the first round trip of the pass carries the claims of all of them (D25).
+   */
+  private void scheduleDrains() {
+    long every = settings.batchInterval().toMillis();
+    Instant first = Instant.ofEpochMilli((context.currentSystemTimeMs() / every + 1) * every);
+    context.schedule(
+        first, settings.batchInterval(), PunctuationType.WALL_CLOCK_TIME, now -> drain());
   }
 
   @Override
@@ -130,6 +157,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
             record.timestamp(),
             record.headers(),
             record.value()));
+    if (dedup.enabled()) {
+      unclaimed.add(envelope.requestId());
+    }
     if (++parkedSinceDrain >= settings.batchSize()) {
       drain();
     }
@@ -151,6 +181,11 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     for (int from = 0; from < parked.size(); from += max) {
       decideBatch(parked.subList(from, Math.min(parked.size(), from + max)), waitingRuns);
     }
+    if (!prefetched.isEmpty()) {
+      // Claims a peer took for events whose run waits: give them back, as for a batch's own.
+      release(prefetched);
+      prefetched.clear();
+    }
     // A marker waits for one drain at most: with nothing to claim since, it goes alone.
     if (!doneLater.isEmpty() && doneLaterDrain < drains) {
       List<String> written = flushDone();
@@ -167,21 +202,39 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         requestIds.add(kv.value.requestId());
       }
     }
+    for (KeyValue<Long, PendingEvent> kv : batch) {
+      unclaimed.remove(kv.value.requestId()); // claimed below, or released as its run waits
+    }
     if (requestIds.isEmpty()) {
       return;
     }
-    List<String> doneFirst = List.copyOf(doneLater);
-    Map<String, Claim> claims = claim(requestIds, doneFirst);
-    boolean redisAnswered = !claims.containsValue(Claim.UNAVAILABLE);
-    if (redisAnswered) {
-      doneLater.clear();
-    } // else the markers wait for Redis to answer again
+    Map<String, Claim> claims = new HashMap<>(requestIds.size() * 2);
+    List<String> toAsk = new ArrayList<>();
+    for (String id : requestIds) {
+      Claim claim = prefetched.remove(id);
+      if (claim != null) {
+        claims.put(id, claim);
+      } else {
+        toAsk.add(id);
+      }
+    }
+    List<String> doneFirst = List.of();
+    if (!toAsk.isEmpty()) {
+      doneFirst = List.copyOf(doneLater);
+      Map<String, Claim> asked = claimWithPeers(toAsk, doneFirst);
+      claims.putAll(asked);
+      if (asked.containsValue(Claim.UNAVAILABLE)) {
+        doneFirst = List.of(); // the markers wait for Redis to answer again
+      } else {
+        doneLater.clear();
+      }
+    }
     List<String> toMarkDone = new ArrayList<>();
     List<String> toRelease = new ArrayList<>();
     Set<String> decided = new HashSet<>();
     Map<Outcome, Integer> counts = new EnumMap<>(Outcome.class);
     try {
-      if (!doneFirst.isEmpty() && redisAnswered) {
+      if (!doneFirst.isEmpty()) {
         faultHook.afterMarkDone(doneFirst);
       }
       for (KeyValue<Long, PendingEvent> kv : batch) {
@@ -235,20 +288,58 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   }
 
   /**
-   * Claims the batch's ids. When Redis does not answer: all {@code UNAVAILABLE} in degrade mode; in
-   * block mode, retries until the block timeout, then fails the thread.
+   * Claims this batch's ids, led by this task's waiting done markers, in one round trip that also
+   * carries what the thread's other tasks have parked since their last drain and the markers they
+   * owe (D25). They decide those events at their own next drain, without a trip of their own.
    */
-  private Map<String, Claim> claim(Collection<String> requestIds, List<String> doneFirst) {
+  private Map<String, Claim> claimWithPeers(List<String> requestIds, List<String> doneFirst) {
     if (!dedup.enabled()) {
       return allUnavailable(requestIds);
     }
+    List<ClaimRequest> requests = new ArrayList<>();
+    requests.add(new ClaimRequest(owner, doneFirst, requestIds));
+    List<RunEventProcessor> riders = new ArrayList<>();
+    for (RunEventProcessor peer : peers) {
+      if (peer != this && (!peer.unclaimed.isEmpty() || !peer.doneLater.isEmpty())) {
+        riders.add(peer);
+        requests.add(
+            new ClaimRequest(peer.owner, List.copyOf(peer.doneLater), List.copyOf(peer.unclaimed)));
+      }
+    }
+    List<Map<String, Claim>> answers = claim(requests);
+    if (answers == null) {
+      return allUnavailable(requestIds);
+    }
+    for (int i = 0; i < riders.size(); i++) {
+      riders.get(i).rodeAlong(requests.get(i + 1), answers.get(i + 1));
+    }
+    return answers.get(0);
+  }
+
+  /**
+   * Takes in what a peer's round trip did for this task: claims to decide with, markers written.
+   */
+  private void rodeAlong(ClaimRequest request, Map<String, Claim> claims) {
+    prefetched.putAll(claims);
+    unclaimed.removeAll(request.requestIds());
+    if (!request.doneFirst().isEmpty()) {
+      doneLater.removeAll(request.doneFirst());
+      faultHook.afterMarkDone(request.doneFirst());
+    }
+  }
+
+  /**
+   * One claim round trip, or null when Redis does not answer in degrade mode. In block mode it
+   * retries until the block timeout, then fails the thread.
+   */
+  private List<Map<String, Claim>> claim(List<ClaimRequest> requests) {
     long deadline = System.nanoTime() + settings.redisBlockTimeout().toNanos();
     while (true) {
       try {
-        return dedup.claim(requestIds, doneFirst, owner);
+        return dedup.claim(requests);
       } catch (DedupUnavailableException e) {
         if (settings.redisFailureMode() == RedisFailureMode.DEGRADE) {
-          return allUnavailable(requestIds);
+          return null;
         }
         if (System.nanoTime() - deadline > 0) {
           throw new IllegalStateException(
@@ -399,6 +490,12 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    */
   @Override
   public void close() {
+    peers.remove(this);
+    unclaimed.clear();
+    if (!prefetched.isEmpty()) {
+      release(prefetched);
+      prefetched.clear();
+    }
     if (doneLater.isEmpty()) {
       return;
     }

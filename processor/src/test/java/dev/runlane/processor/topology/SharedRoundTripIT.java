@@ -1,0 +1,236 @@
+package dev.runlane.processor.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.runlane.common.envelope.EnvelopeParser;
+import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.embedded.EmbeddedRedis;
+import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
+import dev.runlane.processor.dedup.Dedup;
+import dev.runlane.processor.dedup.RedisDedup;
+import dev.runlane.processor.dedup.RedisDedup.RedisDedupSettings;
+import dev.runlane.processor.runs.RunStateSerde;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.UUID;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.api.MockProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.params.SetParams;
+
+/**
+ * Two tasks of one stream thread against a real Redis (D25): the first to drain claims for both and
+ * writes both tasks' done markers, and the second decides on what that round trip brought.
+ */
+class SharedRoundTripIT {
+  private static final TopicNames TOPICS = TopicNames.defaults();
+  private static final Instant T1 = Instant.parse("2026-11-29T10:00:01Z");
+  private static final Instant T2 = Instant.parse("2026-11-29T10:00:02Z");
+
+  @TempDir Path stateDir;
+
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  private final ThreadTasks threadTasks = new ThreadTasks();
+  private final List<String> markedDone = new ArrayList<>();
+  private String prefix;
+  private RedisClient redis;
+  private Dedup dedup;
+  private Task a;
+  private Task b;
+
+  /** One task: its processor, its context, the next input offset. */
+  private final class Task {
+    final RunEventProcessor processor;
+    final MockProcessorContext<String, byte[]> context;
+    long offset;
+
+    Task(int partition) {
+      Properties props = new Properties();
+      props.put(StreamsConfig.APPLICATION_ID_CONFIG, "shared-round-trip");
+      props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+      File dir = stateDir.resolve("task-" + partition).toFile();
+      context = new MockProcessorContext<>(props, new TaskId(0, partition), dir);
+      context.setCurrentSystemTimeMs(System.currentTimeMillis());
+      store(
+          Stores.keyValueStoreBuilder(
+                  Stores.inMemoryKeyValueStore(StoreNames.PENDING),
+                  Serdes.Long(),
+                  new PendingEvent.PendingEventSerde())
+              .withLoggingDisabled()
+              .build());
+      store(
+          Stores.keyValueStoreBuilder(
+                  Stores.inMemoryKeyValueStore(StoreNames.RUNS),
+                  Serdes.String(),
+                  new RunStateSerde())
+              .withLoggingDisabled()
+              .build());
+      processor =
+          new RunEventProcessor(
+              new TopologySettings(
+                  TOPICS,
+                  100,
+                  Duration.ofMillis(10),
+                  RedisFailureMode.DEGRADE,
+                  Duration.ofSeconds(1),
+                  4096),
+              EnvelopeParser.withDefaults(),
+              dedup,
+              new ProcessorMetrics(registry),
+              markedDone::addAll,
+              threadTasks);
+      processor.init(context);
+    }
+
+    private void store(KeyValueStore<?, ?> store) {
+      store.init(context.getStateStoreContext(), store);
+      context.addStateStore(store);
+    }
+
+    void send(String runId, String requestId, Instant createdAt) {
+      String body =
+          "{\"request_id\":\""
+              + requestId
+              + "\",\"created_at\":\""
+              + createdAt
+              + "\",\"type\":\"run.updated\",\"data\":{\"run_id\":\""
+              + runId
+              + "\"}}";
+      context.setRecordMetadata(TOPICS.webhooks(), context.taskId().partition(), offset++);
+      processor.process(
+          new Record<>(runId, body.getBytes(StandardCharsets.UTF_8), Instant.now().toEpochMilli()));
+    }
+
+    void drain() {
+      context.scheduledPunctuators().get(0).getPunctuator().punctuate(0);
+    }
+
+    int applied() {
+      return context.forwarded(ProcessorTopology.EVENTS_SINK).size();
+    }
+  }
+
+  @BeforeEach
+  void setUp() {
+    prefix = "test:" + UUID.randomUUID() + ":";
+    redis = RedisClient.create(EmbeddedRedis.shared().uri());
+    dedup =
+        new RedisDedup(
+            new RedisDedupSettings(
+                EmbeddedRedis.shared().uri(),
+                prefix,
+                Duration.ofSeconds(60),
+                Duration.ofHours(24),
+                Duration.ofMillis(500),
+                Duration.ofSeconds(1)),
+            registry);
+    a = new Task(0);
+    b = new Task(1);
+  }
+
+  @AfterEach
+  void tearDown() {
+    a.processor.close();
+    b.processor.close();
+    dedup.close();
+    redis.close();
+  }
+
+  private long roundTrips(String op) {
+    var timer = registry.find("runlane.processor.redis.latency").tag("op", op).timer();
+    return timer == null ? 0 : timer.count();
+  }
+
+  @Test
+  void theFirstDrainClaimsForBothTasksAndTheSecondDecidesWithoutATrip() {
+    a.send("run-a", "ra1", T1);
+    b.send("run-b", "rb1", T1);
+
+    a.drain();
+    assertThat(roundTrips("claim")).isEqualTo(1);
+    assertThat(a.applied()).isEqualTo(1);
+    assertThat(redis.get(prefix + "rb1")).isEqualTo("processing:0_1");
+    assertThat(b.applied()).as("b decides at its own drain").isZero();
+
+    b.drain();
+    assertThat(b.applied()).isEqualTo(1);
+    assertThat(roundTrips("claim")).as("b decided on a's round trip").isEqualTo(1);
+    assertThat(roundTrips("done")).isZero();
+  }
+
+  @Test
+  void bothTasksMarkersRideOnTheNextRoundTrip() {
+    a.send("run-a", "ra1", T1);
+    b.send("run-b", "rb1", T1);
+    a.drain();
+    b.drain();
+
+    a.send("run-a", "ra2", T2);
+    a.drain();
+
+    assertThat(roundTrips("claim")).isEqualTo(2);
+    assertThat(roundTrips("done")).isZero();
+    assertThat(redis.get(prefix + "ra1")).isEqualTo("done:0_0");
+    assertThat(redis.get(prefix + "rb1")).isEqualTo("done:0_1");
+    assertThat(markedDone).containsExactlyInAnyOrder("ra1", "rb1");
+  }
+
+  @Test
+  void aCopyParkedAfterItsTwinWasDecidedReadsTheMarkerAheadOfItsClaim() {
+    b.send("run-b", "rb1", T1);
+    b.drain(); // decides rb1 on a trip of its own; its marker waits
+    b.send("run-b", "rb2", T2);
+    b.send("run-b", "rb1", T1); // a retry of rb1 after a newer event of its run
+    a.send("run-a", "ra1", T1);
+
+    a.drain(); // carries b's marker for rb1 ahead of b's claims
+    b.drain();
+
+    assertThat(b.applied()).isEqualTo(2);
+    assertThat(b.context.forwarded(ProcessorTopology.STALE_SINK)).isEmpty();
+    assertThat(roundTrips("claim")).isEqualTo(2);
+  }
+
+  @Test
+  void aClaimTakenForAnEventBehindAWaitingOneIsGivenBack() {
+    redis.set(prefix + "rb1", "processing:0_7", SetParams.setParams().ex(60));
+    b.send("run-b", "rb1", T1); // held by another task: waits
+    b.send("run-b", "rb2", T2); // waits behind it
+    a.send("run-a", "ra1", T1);
+
+    a.drain();
+    assertThat(redis.get(prefix + "rb2")).isEqualTo("processing:0_1");
+    b.drain();
+
+    assertThat(b.applied()).isZero();
+    assertThat(redis.get(prefix + "rb2")).as("released").isNull();
+    assertThat(redis.get(prefix + "rb1")).isEqualTo("processing:0_7");
+  }
+
+  @Test
+  void aClosedTaskNoLongerRides() {
+    b.send("run-b", "rb1", T1);
+    b.processor.close();
+    a.send("run-a", "ra1", T1);
+
+    a.drain();
+
+    assertThat(redis.get(prefix + "rb1")).isNull();
+  }
+}
