@@ -107,9 +107,10 @@ public record ProcessorConfig(
     if (config.claimTtl().compareTo(config.redisTimeout().multipliedBy(2)) < 0) {
       r.problem("DEDUP_CLAIM_TTL_SECONDS must be at least twice REDIS_TIMEOUT_MS");
     }
-    // A decided id keeps its claim until the next drain writes its done marker (D22).
-    if (config.claimTtl().compareTo(config.batchInterval().multipliedBy(2)) < 0) {
-      r.problem("DEDUP_CLAIM_TTL_SECONDS must be at least twice PROCESSOR_BATCH_INTERVAL_MS");
+    // A claim can be taken a drain before its decision (D25), and a decided id keeps it until the
+    // next drain writes its done marker (D22).
+    if (config.claimTtl().compareTo(config.batchInterval().multipliedBy(3)) < 0) {
+      r.problem("DEDUP_CLAIM_TTL_SECONDS must be at least three times PROCESSOR_BATCH_INTERVAL_MS");
     }
     r.throwIfInvalid();
     config.warnings().forEach(w -> log.warn("risky setting: {}", w));

@@ -142,9 +142,9 @@ class ProcessorIT {
                 infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("crash"), 16);
         ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
       h.with("PROCESSOR_TRANSACTIONAL_STATE_STORES", Boolean.toString(transactionalStores));
-      // The done marker is written one drain (20 ms) after the decision (D22): with a 5 s commit
-      // interval the crash almost always comes before the commit; if a commit falls in between,
-      // there is no second decision and the wait below times out instead of passing.
+      // The done marker is written at most a drain (20 ms) after the decision (D22, D25): with a
+      // 5 s commit interval the crash almost always comes before the commit; if a commit falls in
+      // between, there is no second decision and the wait below times out instead of passing.
       h.with("PROCESSOR_COMMIT_INTERVAL_MS", "5000");
       h.start(
           ids -> {

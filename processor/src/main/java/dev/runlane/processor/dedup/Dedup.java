@@ -20,12 +20,6 @@ public interface Dedup extends AutoCloseable {
    */
   List<Map<String, Claim>> claim(List<ClaimRequest> requests);
 
-  /** {@link #claim(List)} for one task. */
-  default Map<String, Claim> claim(
-      Collection<String> requestIds, Collection<String> doneFirst, String owner) {
-    return claim(List.of(new ClaimRequest(owner, doneFirst, requestIds))).get(0);
-  }
-
   /** Marks each id done by {@code owner}, for the done TTL. */
   void markDone(Collection<String> requestIds, String owner);
 

@@ -41,10 +41,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Decodes each webhook, parks it in the changelogged pending store, and decides parked events in
- * offset order, a batch at a time, with one Redis round trip per batch: the done markers of the
- * batch before ride on its claims (DESIGN §6). A task's round trip also carries the claims and
- * markers of the other tasks on its stream thread, which then decide without one of their own
- * (D25).
+ * offset order, a batch at a time, with at most one Redis round trip per batch: the done markers of
+ * the batch before ride on its claims (DESIGN §6, D22), and the round trip also carries the claims
+ * and markers of the other tasks on the stream thread, which then decide on its answers without a
+ * trip of their own (D25).
  *
  * <p>Parking instead of deciding in {@code process()} is what makes Redis affordable; keeping the
  * parked events in a changelogged store (not in memory) is what keeps it exactly-once: a commit can
@@ -81,8 +81,11 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   /** Claims a peer's round trip took for this task, used (or released) at its next drain. */
   private final Map<String, Claim> prefetched = new HashMap<>();
 
+  /** When the oldest of {@link #prefetched} was taken ({@link System#nanoTime()}). */
+  private long prefetchedAtNanos;
+
   /** The processors on this task's stream thread, this one among them. */
-  private List<RunEventProcessor> peers = List.of();
+  private ThreadTasks.Group peers;
 
   private long drains;
 
@@ -118,14 +121,17 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   }
 
   /**
-   * Every task's drains on one grid of batch intervals, so that a thread's tasks drain in the same
+   * Every task of the thread drains on one grid of batch intervals, so that they drain in the same
    * pass and the first round trip of the pass carries the claims of all of them (D25).
    */
   private void scheduleDrains() {
-    long every = settings.batchInterval().toMillis();
-    Instant first = Instant.ofEpochMilli((context.currentSystemTimeMs() / every + 1) * every);
+    long first =
+        peers.nextDrain(context.currentSystemTimeMs(), settings.batchInterval().toMillis());
     context.schedule(
-        first, settings.batchInterval(), PunctuationType.WALL_CLOCK_TIME, now -> drain());
+        Instant.ofEpochMilli(first),
+        settings.batchInterval(),
+        PunctuationType.WALL_CLOCK_TIME,
+        now -> drain());
   }
 
   @Override
@@ -169,6 +175,12 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   private void drain() {
     parkedSinceDrain = 0;
     drains++;
+    if (!prefetched.isEmpty()
+        && System.nanoTime() - prefetchedAtNanos > settings.batchInterval().toNanos()) {
+      // Taken over a batch interval ago (a late drain): ask again rather than lean on their TTL.
+      // Claims this task still holds read back as its own.
+      prefetched.clear();
+    }
     List<KeyValue<Long, PendingEvent>> parked = new ArrayList<>();
     try (KeyValueIterator<Long, PendingEvent> it = pending.all()) {
       while (it.hasNext()) {
@@ -209,31 +221,30 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       return;
     }
     Map<String, Claim> claims = new HashMap<>(requestIds.size() * 2);
-    List<String> toAsk = new ArrayList<>();
-    for (String id : requestIds) {
-      Claim claim = prefetched.remove(id);
-      if (claim != null) {
-        claims.put(id, claim);
-      } else {
-        toAsk.add(id);
-      }
-    }
     List<String> doneFirst = List.of();
-    if (!toAsk.isEmpty()) {
-      doneFirst = List.copyOf(doneLater);
-      Map<String, Claim> asked = claimWithPeers(toAsk, doneFirst);
-      claims.putAll(asked);
-      if (asked.containsValue(Claim.UNAVAILABLE)) {
-        doneFirst = List.of(); // the markers wait for Redis to answer again
-      } else {
-        doneLater.clear();
-      }
-    }
     List<String> toMarkDone = new ArrayList<>();
     List<String> toRelease = new ArrayList<>();
     Set<String> decided = new HashSet<>();
     Map<Outcome, Integer> counts = new EnumMap<>(Outcome.class);
     try {
+      List<String> toAsk = new ArrayList<>();
+      for (String id : requestIds) {
+        Claim claim = prefetched.remove(id);
+        if (claim != null) {
+          claims.put(id, claim);
+        } else {
+          toAsk.add(id);
+        }
+      }
+      if (!toAsk.isEmpty()) {
+        List<String> markers = List.copyOf(doneLater);
+        Map<String, Claim> asked = claimWithPeers(toAsk, markers);
+        claims.putAll(asked);
+        if (!asked.containsValue(Claim.UNAVAILABLE)) {
+          doneLater.clear();
+          doneFirst = markers;
+        } // else the markers wait for Redis to answer again
+      }
       if (!doneFirst.isEmpty()) {
         faultHook.afterMarkDone(doneFirst);
       }
@@ -299,7 +310,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     List<ClaimRequest> requests = new ArrayList<>();
     requests.add(new ClaimRequest(owner, doneFirst, requestIds));
     List<RunEventProcessor> riders = new ArrayList<>();
-    for (RunEventProcessor peer : peers) {
+    for (RunEventProcessor peer : peers.members) {
       if (peer != this && (!peer.unclaimed.isEmpty() || !peer.doneLater.isEmpty())) {
         riders.add(peer);
         requests.add(
@@ -313,6 +324,12 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     for (int i = 0; i < riders.size(); i++) {
       riders.get(i).rodeAlong(requests.get(i + 1), answers.get(i + 1));
     }
+    // Once every rider has its claims in hand: a hook that throws must not strand the others'.
+    for (int i = 1; i < requests.size(); i++) {
+      if (!requests.get(i).doneFirst().isEmpty()) {
+        faultHook.afterMarkDone(requests.get(i).doneFirst());
+      }
+    }
     return answers.get(0);
   }
 
@@ -320,12 +337,12 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    * Takes in what a peer's round trip did for this task: claims to decide with, markers written.
    */
   private void rodeAlong(ClaimRequest request, Map<String, Claim> claims) {
+    if (prefetched.isEmpty()) {
+      prefetchedAtNanos = System.nanoTime();
+    }
     prefetched.putAll(claims);
     unclaimed.removeAll(request.requestIds());
-    if (!request.doneFirst().isEmpty()) {
-      doneLater.removeAll(request.doneFirst());
-      faultHook.afterMarkDone(request.doneFirst());
-    }
+    doneLater.removeAll(request.doneFirst());
   }
 
   /**
@@ -490,7 +507,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    */
   @Override
   public void close() {
-    peers.remove(this);
+    if (peers != null) {
+      peers.members.remove(this);
+    }
     unclaimed.clear();
     if (!prefetched.isEmpty()) {
       release(prefetched);

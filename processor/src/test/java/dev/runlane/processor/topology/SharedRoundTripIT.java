@@ -61,6 +61,10 @@ class SharedRoundTripIT {
     long offset;
 
     Task(int partition) {
+      this(partition, 100);
+    }
+
+    Task(int partition, int batchSize) {
       Properties props = new Properties();
       props.put(StreamsConfig.APPLICATION_ID_CONFIG, "shared-round-trip");
       props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
@@ -85,7 +89,7 @@ class SharedRoundTripIT {
           new RunEventProcessor(
               new TopologySettings(
                   TOPICS,
-                  100,
+                  batchSize,
                   Duration.ofMillis(10),
                   RedisFailureMode.DEGRADE,
                   Duration.ofSeconds(1),
@@ -223,14 +227,45 @@ class SharedRoundTripIT {
     assertThat(redis.get(prefix + "rb1")).isEqualTo("processing:0_7");
   }
 
+  /**
+   * The run of rb2 is found waiting in the drain's first batch, so rb2, in the second, is never
+   * claimed by the drain itself: the claim a peer took for it is given back when the drain ends.
+   */
   @Test
-  void aClosedTaskNoLongerRides() {
-    b.send("run-b", "rb1", T1);
-    b.processor.close();
-    a.send("run-a", "ra1", T1);
+  void aClaimLeftUnusedByADrainIsGivenBackAtItsEnd() {
+    Task c = new Task(2, 2);
+    try {
+      redis.set(prefix + "rc1", "processing:0_7", SetParams.setParams().ex(60));
+      redis.set(prefix + "rx1", "processing:0_7", SetParams.setParams().ex(60));
+      c.send("run-c", "rc1", T1);
+      c.send("run-x", "rx1", T1); // a full batch: drained at once, both wait
+      c.send("run-c", "rc2", T2);
+      a.send("run-a", "ra1", T1);
+      a.drain();
+      assertThat(redis.get(prefix + "rc2")).isEqualTo("processing:0_2");
 
+      c.drain();
+
+      assertThat(c.applied()).isZero();
+      assertThat(redis.get(prefix + "rc2")).as("released").isNull();
+    } finally {
+      c.processor.close();
+    }
+  }
+
+  @Test
+  void closeGivesBackClaimsTakenForTheTaskAndLeavesTheThreadsGroup() {
+    b.send("run-b", "rb1", T1);
+    a.send("run-a", "ra1", T1);
     a.drain();
+    assertThat(redis.get(prefix + "rb1")).isEqualTo("processing:0_1");
+
+    b.processor.close();
 
     assertThat(redis.get(prefix + "rb1")).isNull();
+    assertThat(threadTasks.join(a.processor).members).containsExactly(a.processor);
+    b.processor.init(b.context); // a revived task joins again, once
+    b.processor.init(b.context);
+    assertThat(threadTasks.join(a.processor).members).containsExactly(a.processor, b.processor);
   }
 }
