@@ -7,7 +7,7 @@ import dev.runlane.embedded.EmbeddedRedis;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
 import dev.runlane.processor.runs.RunState;
-import dev.runlane.processor.runs.RunStateSerde;
+import dev.runlane.processor.runs.RunStateJson;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -87,7 +87,7 @@ class ProcessorIT {
       events.poll();
       assertThat(events.requestIds()).containsExactly("req-seed");
       await().atMost(Duration.ofSeconds(10)).until(() -> !runs.poll().isEmpty());
-      RunState state = RunStateSerde.fromJson(runs.records.get(runs.records.size() - 1).value());
+      RunState state = RunStateJson.fromJson(runs.records.get(runs.records.size() - 1).value());
       assertThat(state.appliedCount()).isEqualTo(1);
       assertThat(scrape(h)).contains("runlane_processor_events_total").contains("layer=\"store\"");
     }
@@ -393,7 +393,7 @@ class ProcessorIT {
   private static Map<String, RunState> lastStates(List<ConsumerRecord<String, byte[]>> records) {
     Map<String, RunState> last = new HashMap<>();
     for (ConsumerRecord<String, byte[]> r : records) {
-      last.put(r.key(), RunStateSerde.fromJson(r.value()));
+      last.put(r.key(), RunStateJson.fromJson(r.value()));
     }
     return last;
   }
@@ -407,7 +407,7 @@ class ProcessorIT {
             .atMost(Duration.ofSeconds(30))
             .until(() -> get(h, "/runs/" + runId), r -> r.statusCode() != 503);
     assertThat(response.statusCode()).isEqualTo(200);
-    return RunStateSerde.fromJson(response.body());
+    return RunStateJson.fromJson(response.body());
   }
 
   private static int queryStatus(ProcessorHarness h, String runId) throws Exception {

@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
-import dev.runlane.processor.runs.RunStateSerde;
+import dev.runlane.processor.runs.RunStateJson;
 import dev.runlane.processor.topology.StoreNames;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -56,7 +56,7 @@ class RunQueryIT {
 
       HttpResponse<byte[]> response = get(a, "/runs/" + hostedByB);
       assertThat(response.statusCode()).isEqualTo(200);
-      assertThat(RunStateSerde.fromJson(response.body()).runId()).isEqualTo(hostedByB);
+      assertThat(RunStateJson.fromJson(response.body()).runId()).isEqualTo(hostedByB);
       assertThat(get(b, "/runs/" + hostedByB).statusCode()).isEqualTo(200);
     }
   }

@@ -82,12 +82,12 @@ public final class RunQueryHandler implements HttpHandler {
       return;
     }
     if (hostedHere) {
-      RunState state;
+      byte[] state; // the run state's JSON, as the processor wrote it
       try {
-        ReadOnlyKeyValueStore<String, RunState> store =
+        ReadOnlyKeyValueStore<String, byte[]> store =
             kafkaStreams.store(
                 StoreQueryParameters.fromNameAndType(
-                    storeName, QueryableStoreTypes.<String, RunState>keyValueStore()));
+                    storeName, QueryableStoreTypes.<String, byte[]>keyValueStore()));
         state = store.get(runId);
       } catch (InvalidStateStoreException e) {
         // A rebalance or a replaced thread is restoring the store: the answer is "later", not 500.
@@ -97,7 +97,7 @@ public final class RunQueryHandler implements HttpHandler {
       if (state == null) {
         AdminServer.sendError(exchange, 404, "not_found", "no state for this run");
       } else {
-        AdminServer.send(exchange, 200, ErrorBody.CONTENT_TYPE, RunStateSerde.toJson(state));
+        AdminServer.send(exchange, 200, ErrorBody.CONTENT_TYPE, state);
       }
       return;
     }

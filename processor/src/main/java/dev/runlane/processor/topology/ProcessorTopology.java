@@ -3,7 +3,6 @@ package dev.runlane.processor.topology;
 import dev.runlane.common.envelope.EnvelopeParser;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.processor.dedup.Dedup;
-import dev.runlane.processor.runs.RunStateSerde;
 import java.util.Map;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.Topology;
@@ -57,11 +56,13 @@ public final class ProcessorTopology {
     // thread's cache, and the cache evicts from the store being written, so each parked event's
     // body went to the pending changelog before it was decided. The pending store alone keeps the
     // cache, where a put and a delete between two commits leave one tombstone (D20).
+    // The run state's JSON bytes, not the object: the processor encodes each new state once for
+    // the store, its changelog and sume.runs, and /runs/{id} answers with the stored bytes.
     topology.addStateStore(
         Stores.keyValueStoreBuilder(
                 Stores.persistentKeyValueStore(StoreNames.RUNS),
                 Serdes.String(),
-                new RunStateSerde())
+                Serdes.ByteArray())
             .withCachingDisabled()
             .withLoggingEnabled(Map.of()),
         PROCESSOR);

@@ -14,7 +14,7 @@ import dev.runlane.processor.dedup.DedupDecision;
 import dev.runlane.processor.dedup.DedupUnavailableException;
 import dev.runlane.processor.dedup.Outcome;
 import dev.runlane.processor.runs.RunState;
-import dev.runlane.processor.runs.RunStateSerde;
+import dev.runlane.processor.runs.RunStateJson;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -64,7 +64,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
 
   private ProcessorContext<String, byte[]> context;
   private KeyValueStore<Long, PendingEvent> pending;
-  private KeyValueStore<String, RunState> runs;
+  private KeyValueStore<String, byte[]> runs;
   private String owner;
   private int parkedSinceDrain;
 
@@ -263,7 +263,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         if (claim != Claim.UNAVAILABLE && !decided.add(event.requestId())) {
           claim = Claim.EARLIER_IN_BATCH;
         }
-        RunState current = runs.get(event.runId());
+        byte[] stored = runs.get(event.runId());
+        RunState current = stored == null ? null : RunStateJson.fromJson(stored);
         Outcome outcome =
             DedupDecision.decide(
                 claim, RunState.order(current, event.createdAt(), event.requestId()));
@@ -401,13 +402,13 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
             event.type(),
             Instant.ofEpochMilli(event.timestamp()),
             data(event.raw()));
-    runs.put(event.runId(), next);
+    byte[] json = RunStateJson.toJson(next);
+    runs.put(event.runId(), json);
     context.forward(
         new Record<>(event.runId(), event.raw(), event.timestamp(), copy(event.headers())),
         ProcessorTopology.EVENTS_SINK);
     context.forward(
-        new Record<>(event.runId(), RunStateSerde.toJson(next), event.timestamp()),
-        ProcessorTopology.RUNS_SINK);
+        new Record<>(event.runId(), json, event.timestamp()), ProcessorTopology.RUNS_SINK);
     String receivedAt = RecordHeaders.get(event.headers(), RecordHeaders.RECEIVED_AT);
     if (receivedAt != null) {
       try {

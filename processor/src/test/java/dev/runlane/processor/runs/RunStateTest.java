@@ -41,11 +41,11 @@ class RunStateTest {
 
   @Test
   void jsonRoundTripsWithSnakeCaseNamesAndIsoTimes() {
-    byte[] json = RunStateSerde.toJson(last);
+    byte[] json = RunStateJson.toJson(last);
     assertThat(new String(json, java.nio.charset.StandardCharsets.UTF_8))
         .contains("\"last_request_id\":\"req-m\"")
         .contains("\"last_created_at\":\"2026-11-29T10:00:00Z\"")
         .contains("\"applied_count\":3");
-    assertThat(RunStateSerde.fromJson(json)).isEqualTo(last);
+    assertThat(RunStateJson.fromJson(json)).isEqualTo(last);
   }
 }

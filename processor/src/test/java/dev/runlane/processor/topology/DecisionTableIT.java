@@ -9,7 +9,7 @@ import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.RedisDedup;
 import dev.runlane.processor.dedup.RedisDedup.RedisDedupSettings;
 import dev.runlane.processor.runs.RunState;
-import dev.runlane.processor.runs.RunStateSerde;
+import dev.runlane.processor.runs.RunStateJson;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -138,7 +138,7 @@ class DecisionTableIT {
   private RunState runState() {
     List<byte[]> states = runs.readValuesToList();
     assertThat(states).isNotEmpty();
-    return RunStateSerde.fromJson(states.get(states.size() - 1));
+    return RunStateJson.fromJson(states.get(states.size() - 1));
   }
 
   private double count(String outcome, String layer) {

@@ -9,7 +9,6 @@ import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.RedisDedup;
 import dev.runlane.processor.dedup.RedisDedup.RedisDedupSettings;
-import dev.runlane.processor.runs.RunStateSerde;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
@@ -82,7 +81,7 @@ class SharedRoundTripIT {
           Stores.keyValueStoreBuilder(
                   Stores.inMemoryKeyValueStore(StoreNames.RUNS),
                   Serdes.String(),
-                  new RunStateSerde())
+                  Serdes.ByteArray())
               .withLoggingDisabled()
               .build());
       processor =

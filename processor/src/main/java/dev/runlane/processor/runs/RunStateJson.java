@@ -6,17 +6,19 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import org.apache.kafka.common.serialization.Deserializer;
-import org.apache.kafka.common.serialization.Serde;
-import org.apache.kafka.common.serialization.Serializer;
 
-/** JSON serde for {@link RunState}: the same bytes in the run store, {@code sume.runs} and HTTP. */
-public final class RunStateSerde implements Serde<RunState> {
+/**
+ * The JSON of a {@link RunState}: the same bytes in the run store, its changelog, {@code sume.runs}
+ * and {@code /runs/{id}}, encoded once per new state.
+ */
+public final class RunStateJson {
   static final ObjectMapper MAPPER =
       JsonMapper.builder()
           .addModule(new JavaTimeModule())
           .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
           .build();
+
+  private RunStateJson() {}
 
   public static byte[] toJson(RunState state) {
     try {
@@ -32,15 +34,5 @@ public final class RunStateSerde implements Serde<RunState> {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-  }
-
-  @Override
-  public Serializer<RunState> serializer() {
-    return (topic, state) -> state == null ? null : toJson(state);
-  }
-
-  @Override
-  public Deserializer<RunState> deserializer() {
-    return (topic, bytes) -> bytes == null ? null : fromJson(bytes);
   }
 }
