@@ -82,22 +82,22 @@ public final class RunQueryHandler implements HttpHandler {
       return;
     }
     if (hostedHere) {
-      byte[] state; // the run state's JSON, as the processor wrote it
+      byte[] json; // the run state as the processor wrote it
       try {
         ReadOnlyKeyValueStore<String, byte[]> store =
             kafkaStreams.store(
                 StoreQueryParameters.fromNameAndType(
                     storeName, QueryableStoreTypes.<String, byte[]>keyValueStore()));
-        state = store.get(runId);
+        json = store.get(runId);
       } catch (InvalidStateStoreException e) {
         // A rebalance or a replaced thread is restoring the store: the answer is "later", not 500.
         AdminServer.sendError(exchange, 503, "not_ready", "the run store is being restored");
         return;
       }
-      if (state == null) {
+      if (json == null) {
         AdminServer.sendError(exchange, 404, "not_found", "no state for this run");
       } else {
-        AdminServer.send(exchange, 200, ErrorBody.CONTENT_TYPE, state);
+        AdminServer.send(exchange, 200, ErrorBody.CONTENT_TYPE, json);
       }
       return;
     }

@@ -19,7 +19,6 @@ import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -81,8 +80,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   /** Claims a peer's round trip took for this task, used (or released) at its next drain. */
   private final Map<String, Claim> prefetched = new HashMap<>();
 
-  /** When the oldest of {@link #prefetched} was taken ({@link System#nanoTime()}). */
-  private long prefetchedAtNanos;
+  /** When the oldest of {@link #prefetched} was taken, on the context's wall clock. */
+  private long prefetchedAtMs;
 
   /** The processors on this task's stream thread, this one among them. */
   private ThreadTasks.Group peers;
@@ -176,7 +175,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     parkedSinceDrain = 0;
     drains++;
     if (!prefetched.isEmpty()
-        && System.nanoTime() - prefetchedAtNanos > settings.batchInterval().toNanos()) {
+        && context.currentSystemTimeMs() - prefetchedAtMs > settings.batchInterval().toMillis()) {
       // Taken over a batch interval ago (a late drain): ask again rather than lean on their TTL.
       // Claims this task still holds read back as its own.
       prefetched.clear();
@@ -238,9 +237,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       }
       if (!toAsk.isEmpty()) {
         List<String> markers = List.copyOf(doneLater);
-        Map<String, Claim> asked = claimWithPeers(toAsk, markers);
-        claims.putAll(asked);
-        if (!asked.containsValue(Claim.UNAVAILABLE)) {
+        if (claimWithPeers(toAsk, markers, claims)) {
           doneLater.clear();
           doneFirst = markers;
         } // else the markers wait for Redis to answer again
@@ -300,13 +297,18 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   }
 
   /**
-   * Claims this batch's ids, led by this task's waiting done markers, in one round trip that also
-   * carries what the thread's other tasks have parked since their last drain and the markers they
-   * owe (D25). They decide those events at their own next drain, without a trip of their own.
+   * Claims this batch's ids into {@code claims}, led by this task's waiting done markers, in one
+   * round trip that also carries what the thread's other tasks have parked since their last drain
+   * and the markers they owe (D25). They decide those events at their own next drain, without a
+   * trip of their own.
+   *
+   * @return whether Redis answered; if not, every id is {@code UNAVAILABLE}
    */
-  private Map<String, Claim> claimWithPeers(List<String> requestIds, List<String> doneFirst) {
+  private boolean claimWithPeers(
+      List<String> requestIds, List<String> doneFirst, Map<String, Claim> claims) {
     if (!dedup.enabled()) {
-      return allUnavailable(requestIds);
+      requestIds.forEach(id -> claims.put(id, Claim.UNAVAILABLE));
+      return false;
     }
     List<ClaimRequest> requests = new ArrayList<>();
     requests.add(new ClaimRequest(owner, doneFirst, requestIds));
@@ -320,8 +322,10 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     }
     List<Map<String, Claim>> answers = claim(requests);
     if (answers == null) {
-      return allUnavailable(requestIds);
+      requestIds.forEach(id -> claims.put(id, Claim.UNAVAILABLE));
+      return false;
     }
+    claims.putAll(answers.get(0)); // in the caller's hands before a hook can throw
     for (int i = 0; i < riders.size(); i++) {
       riders.get(i).rodeAlong(requests.get(i + 1), answers.get(i + 1));
     }
@@ -331,7 +335,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         faultHook.afterMarkDone(requests.get(i).doneFirst());
       }
     }
-    return answers.get(0);
+    return true;
   }
 
   /**
@@ -339,7 +343,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    */
   private void rodeAlong(ClaimRequest request, Map<String, Claim> claims) {
     if (prefetched.isEmpty()) {
-      prefetchedAtNanos = System.nanoTime();
+      prefetchedAtMs = context.currentSystemTimeMs();
     }
     prefetched.putAll(claims);
     unclaimed.removeAll(request.requestIds());
@@ -366,12 +370,6 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         parkOneBackoff();
       }
     }
-  }
-
-  private static Map<String, Claim> allUnavailable(Collection<String> requestIds) {
-    Map<String, Claim> unavailable = new HashMap<>();
-    requestIds.forEach(id -> unavailable.put(id, Claim.UNAVAILABLE));
-    return unavailable;
   }
 
   private static void parkOneBackoff() {

@@ -1,6 +1,7 @@
 package dev.runlane.processor.topology;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.runlane.common.envelope.EnvelopeParser;
 import dev.runlane.common.kafka.TopicNames;
@@ -47,6 +48,10 @@ class SharedRoundTripIT {
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
   private final ThreadTasks threadTasks = new ThreadTasks();
   private final List<String> markedDone = new ArrayList<>();
+
+  /** An id whose done marker makes the fault hook throw, as the crash IT's does. */
+  private String crashOn = "";
+
   private String prefix;
   private RedisClient redis;
   private Dedup dedup;
@@ -96,7 +101,12 @@ class SharedRoundTripIT {
               EnvelopeParser.withDefaults(),
               dedup,
               new ProcessorMetrics(registry),
-              markedDone::addAll,
+              ids -> {
+                markedDone.addAll(ids);
+                if (ids.contains(crashOn)) {
+                  throw new IllegalStateException("injected crash after done");
+                }
+              },
               threadTasks);
       processor.init(context);
     }
@@ -266,5 +276,40 @@ class SharedRoundTripIT {
     b.processor.init(b.context); // a revived task joins again, once
     b.processor.init(b.context);
     assertThat(threadTasks.join(a.processor).members).containsExactly(a.processor, b.processor);
+  }
+
+  /**
+   * A crash in the hook for a rider's marker fails the driving task's batch: its fresh claims are
+   * given back, as for any failed batch, and the rider's claims stay with the rider.
+   */
+  @Test
+  void aCrashAfterARidersMarkerGivesBackTheDrivingTasksClaims() {
+    b.send("run-b", "rb1", T1);
+    b.drain(); // rb1 decided on b's own trip; its marker waits
+    b.send("run-b", "rb2", T2);
+    a.send("run-a", "ra1", T1);
+    crashOn = "rb1";
+
+    assertThatThrownBy(a::drain).hasMessageContaining("injected crash");
+
+    assertThat(redis.get(prefix + "rb1")).isEqualTo("done:0_1");
+    assertThat(redis.get(prefix + "ra1")).as("a's claim given back").isNull();
+    assertThat(a.applied()).isZero();
+    b.drain();
+    assertThat(b.applied()).isEqualTo(2);
+    assertThat(roundTrips("claim")).as("b decided rb2 on a's trip").isEqualTo(2);
+  }
+
+  @Test
+  void aClaimTakenOverABatchIntervalBeforeTheDrainIsAskedAgain() {
+    b.send("run-b", "rb1", T1);
+    a.send("run-a", "ra1", T1);
+    a.drain();
+    b.context.setCurrentSystemTimeMs(b.context.currentSystemTimeMs() + 11); // a late drain
+
+    b.drain();
+
+    assertThat(roundTrips("claim")).isEqualTo(2);
+    assertThat(b.applied()).as("its own claim reads back as its own").isEqualTo(1);
   }
 }
