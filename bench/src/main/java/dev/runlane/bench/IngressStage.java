@@ -132,6 +132,12 @@ final class IngressStage {
           int port = s == bareSearch ? bare.port() : ingress.port();
           OpenLoopLoad.Result r = step(load, port, rate, warmup, measure, webhooks, s.name);
           trace.add(s.name + " " + r);
+          if (!Search.keptUp(r)) {
+            // One stall of most of a second can hit any window on this box (as in the e2e
+            // search): a step ends a server's search only if a second window misses too.
+            r = step(load, port, rate, warmup, measure, webhooks, s.name);
+            trace.add(s.name + " (2nd window) " + r);
+          }
           s.offer(r);
         }
         if (bareSearch.done && ingressSearch.done) {
@@ -206,27 +212,25 @@ final class IngressStage {
     double under10;
     double capacity;
     boolean done;
-    private int misses;
 
     Search(String name) {
       this.name = name;
     }
 
-    /**
-     * Stops after the first step that did not keep up (errors, under 99% answered, p99 >= 100 ms).
-     */
+    /** Whether a step kept up: no errors, at least 99% answered, p99 under 100 ms. */
+    static boolean keptUp(OpenLoopLoad.Result r) {
+      return r.keptUp() && r.latency().p99() < 100;
+    }
+
+    /** Stops after the first step that did not keep up. */
     void offer(OpenLoopLoad.Result r) {
-      boolean keptUp = r.keptUp() && r.latency().p99() < 100;
-      if (!keptUp) {
+      if (!keptUp(r)) {
         done = true;
         return;
       }
       capacity = Math.max(capacity, r.achieved());
       if (r.latency().p99() < P99_LIMIT_MS) {
         under10 = Math.max(under10, r.achieved());
-        misses = 0;
-      } else {
-        misses++;
       }
     }
   }
