@@ -92,7 +92,7 @@ class ProcessorConfigTest {
   }
 
   @Test
-  void aClaimMustOutliveTwoBatchIntervals() {
+  void aClaimMustOutliveThreeBatchIntervals() {
     assertThatThrownBy(
             () ->
                 ProcessorConfig.fromEnv(

@@ -80,7 +80,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   /** Claims a peer's round trip took for this task, used (or released) at its next drain. */
   private final Map<String, Claim> prefetched = new HashMap<>();
 
-  /** When the oldest of {@link #prefetched} was taken, on the context's wall clock. */
+  /** When the oldest of {@link #prefetched} was taken, on the taking task's wall clock. */
   private long prefetchedAtMs;
 
   /** The processors on this task's stream thread, this one among them. */
@@ -176,8 +176,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     drains++;
     if (!prefetched.isEmpty()
         && context.currentSystemTimeMs() - prefetchedAtMs > settings.batchInterval().toMillis()) {
-      // Taken over a batch interval ago (a late drain): ask again rather than lean on their TTL.
-      // Claims this task still holds read back as its own.
+      // Taken over a batch interval before this drain (a late drain): ask again rather than lean
+      // on their TTL. Claims this task still holds read back as its own; one behind a waiting
+      // event is held until a later drain reads it back so, or its TTL ends.
       prefetched.clear();
     }
     List<KeyValue<Long, PendingEvent>> parked = new ArrayList<>();
@@ -225,6 +226,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     List<String> toRelease = new ArrayList<>();
     Set<String> decided = new HashSet<>();
     Map<Outcome, Integer> counts = new EnumMap<>(Outcome.class);
+    int degraded = 0; // decided without Redis's answer
     try {
       List<String> toAsk = new ArrayList<>();
       for (String id : requestIds) {
@@ -273,6 +275,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         act(event, current, outcome);
         pending.delete(kv.key);
         counts.merge(outcome, 1, Integer::sum);
+        if (claim == Claim.UNAVAILABLE) {
+          degraded++;
+        }
         if (claim.heldByThisTask()) {
           toMarkDone.add(event.requestId());
         }
@@ -290,8 +295,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       doneLater.addAll(toMarkDone);
     }
     counts.forEach(metrics::outcome);
-    if (claims.containsValue(Claim.UNAVAILABLE) && dedup.enabled()) {
-      metrics.degraded(counts.values().stream().mapToInt(Integer::intValue).sum());
+    if (degraded > 0 && dedup.enabled()) {
+      metrics.degraded(degraded);
     }
     metrics.batch(batch.size());
   }
@@ -321,13 +326,16 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       }
     }
     List<Map<String, Claim>> answers = claim(requests);
+    // This task's clock: Streams refreshed it for this punctuation or processing loop; a rider's
+    // may date from its last record.
+    long takenAtMs = context.currentSystemTimeMs();
     if (answers == null) {
       requestIds.forEach(id -> claims.put(id, Claim.UNAVAILABLE));
       return false;
     }
     claims.putAll(answers.get(0)); // in the caller's hands before a hook can throw
     for (int i = 0; i < riders.size(); i++) {
-      riders.get(i).rodeAlong(requests.get(i + 1), answers.get(i + 1));
+      riders.get(i).rodeAlong(requests.get(i + 1), answers.get(i + 1), takenAtMs);
     }
     // Once every rider has its claims in hand: a hook that throws must not strand the others'.
     for (int i = 1; i < requests.size(); i++) {
@@ -341,9 +349,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   /**
    * Takes in what a peer's round trip did for this task: claims to decide with, markers written.
    */
-  private void rodeAlong(ClaimRequest request, Map<String, Claim> claims) {
+  private void rodeAlong(ClaimRequest request, Map<String, Claim> claims, long takenAtMs) {
     if (prefetched.isEmpty()) {
-      prefetchedAtMs = context.currentSystemTimeMs();
+      prefetchedAtMs = takenAtMs;
     }
     prefetched.putAll(claims);
     unclaimed.removeAll(request.requestIds());

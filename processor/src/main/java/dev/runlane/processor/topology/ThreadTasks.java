@@ -1,7 +1,7 @@
 package dev.runlane.processor.topology;
 
+import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -20,7 +20,7 @@ final class ThreadTasks {
     /**
      * Only ever touched by the group's thread: each processor joins at init and leaves at close.
      */
-    final List<RunEventProcessor> members = new CopyOnWriteArrayList<>();
+    final List<RunEventProcessor> members = new ArrayList<>();
 
     /**
      * A random fraction of the batch interval, so that the threads and instances sharing a Redis do
@@ -35,12 +35,17 @@ final class ThreadTasks {
     }
   }
 
+  /** The calling thread's group. */
+  Group current() {
+    return byThread.get();
+  }
+
   /**
    * The calling thread's group, with {@code processor} in it. The processor keeps the group and
    * leaves it at close.
    */
   Group join(RunEventProcessor processor) {
-    Group group = byThread.get();
+    Group group = current();
     if (!group.members.contains(processor)) { // a revived task is initialised again
       group.members.add(processor);
     }

@@ -42,6 +42,7 @@ class SharedRoundTripIT {
   private static final TopicNames TOPICS = TopicNames.defaults();
   private static final Instant T1 = Instant.parse("2026-11-29T10:00:01Z");
   private static final Instant T2 = Instant.parse("2026-11-29T10:00:02Z");
+  private static final long START_MS = System.currentTimeMillis();
 
   @TempDir Path stateDir;
 
@@ -74,7 +75,7 @@ class SharedRoundTripIT {
       props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
       File dir = stateDir.resolve("task-" + partition).toFile();
       context = new MockProcessorContext<>(props, new TaskId(0, partition), dir);
-      context.setCurrentSystemTimeMs(System.currentTimeMillis());
+      context.setCurrentSystemTimeMs(START_MS); // one clock for the thread's tasks, as in Streams
       store(
           Stores.keyValueStoreBuilder(
                   Stores.inMemoryKeyValueStore(StoreNames.PENDING),
@@ -272,10 +273,10 @@ class SharedRoundTripIT {
     b.processor.close();
 
     assertThat(redis.get(prefix + "rb1")).isNull();
-    assertThat(threadTasks.join(a.processor).members).containsExactly(a.processor);
+    assertThat(threadTasks.current().members).containsExactly(a.processor);
     b.processor.init(b.context); // a revived task joins again, once
     b.processor.init(b.context);
-    assertThat(threadTasks.join(a.processor).members).containsExactly(a.processor, b.processor);
+    assertThat(threadTasks.current().members).containsExactly(a.processor, b.processor);
   }
 
   /**

@@ -8,7 +8,7 @@ class ThreadTasksTest {
 
   @Test
   void aThreadsDrainsFallOnOneGridWithinTheNextInterval() {
-    ThreadTasks.Group group = new ThreadTasks().join(null);
+    ThreadTasks.Group group = new ThreadTasks().current();
     long every = 20;
     long first = group.nextDrain(1_764_460_800_000L, every);
     for (long now = 1_764_460_800_000L; now < 1_764_460_800_100L; now++) {
@@ -21,12 +21,12 @@ class ThreadTasksTest {
   @Test
   void eachThreadHasItsOwnGroup() throws Exception {
     ThreadTasks tasks = new ThreadTasks();
-    ThreadTasks.Group mine = tasks.join(null);
+    ThreadTasks.Group mine = tasks.current();
     ThreadTasks.Group[] theirs = new ThreadTasks.Group[1];
-    Thread other = new Thread(() -> theirs[0] = tasks.join(null));
+    Thread other = new Thread(() -> theirs[0] = tasks.current());
     other.start();
     other.join();
     assertThat(theirs[0]).isNotSameAs(mine);
-    assertThat(tasks.join(null)).isSameAs(mine);
+    assertThat(tasks.current()).isSameAs(mine);
   }
 }
