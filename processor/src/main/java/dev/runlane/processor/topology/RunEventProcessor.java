@@ -326,14 +326,14 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       }
     }
     List<Map<String, Claim>> answers = claim(requests);
-    // This task's clock: Streams refreshed it for this punctuation or processing loop; a rider's
-    // may date from its last record.
-    long takenAtMs = context.currentSystemTimeMs();
     if (answers == null) {
       requestIds.forEach(id -> claims.put(id, Claim.UNAVAILABLE));
       return false;
     }
     claims.putAll(answers.get(0)); // in the caller's hands before a hook can throw
+    // This task's clock: Streams refreshed it for this punctuation or processing loop; a rider's
+    // may date from its last record.
+    long takenAtMs = context.currentSystemTimeMs();
     for (int i = 0; i < riders.size(); i++) {
       riders.get(i).rodeAlong(requests.get(i + 1), answers.get(i + 1), takenAtMs);
     }
