@@ -171,8 +171,7 @@ final class BenchContext implements AutoCloseable {
     if (kafka == null) {
       return java.util.Set.of();
     }
-    try (Admin admin =
-        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
+    try (Admin admin = admin()) {
       return admin.listTopics().names().get();
     }
   }
@@ -185,8 +184,7 @@ final class BenchContext implements AutoCloseable {
     if (kafka == null) {
       return;
     }
-    try (Admin admin =
-        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
+    try (Admin admin = admin()) {
       java.util.Set<String> created = new java.util.TreeSet<>(admin.listTopics().names().get());
       created.removeAll(before);
       if (!created.isEmpty()) {
@@ -195,9 +193,12 @@ final class BenchContext implements AutoCloseable {
     }
   }
 
+  private Admin admin() {
+    return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()));
+  }
+
   void createTopics(String... names) {
-    try (Admin admin =
-        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
+    try (Admin admin = admin()) {
       TopicEnsurer.ensure(
           admin,
           java.util.Arrays.stream(names)

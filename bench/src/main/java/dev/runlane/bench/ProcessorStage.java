@@ -9,6 +9,7 @@ import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.RedisDedup;
 import dev.runlane.processor.topology.FaultHook;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.charset.StandardCharsets;
@@ -372,9 +373,22 @@ final class ProcessorStage {
   /** The processor's timer of Redis round trips, one sample per claim or done pipeline. */
   static final String REDIS_LATENCY = "runlane.processor.redis.latency";
 
+  /** Redis round trips so far, and the time the processor's threads waited for them. */
+  record RedisTrips(long count, double waitMillis) {}
+
+  static RedisTrips redisTrips(MeterRegistry registry) {
+    long count = 0;
+    double waitMillis = 0;
+    for (Timer t : registry.find(REDIS_LATENCY).timers()) {
+      count += t.count();
+      waitMillis += t.totalTime(java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+    return new RedisTrips(count, waitMillis);
+  }
+
   /** Redis round trips so far. */
-  static long roundTrips(PrometheusMeterRegistry registry) {
-    return registry.find(REDIS_LATENCY).timers().stream().mapToLong(Timer::count).sum();
+  static long roundTrips(MeterRegistry registry) {
+    return redisTrips(registry).count();
   }
 
   /** Input events decided so far (every outcome but "waiting"). */

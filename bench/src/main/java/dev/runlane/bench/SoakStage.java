@@ -64,7 +64,8 @@ final class SoakStage {
         HistogramSnapshot applyBefore = receiveToApply(pipeline.processorRegistry());
         long processBefore = ThreadCpu.processMillis();
         double commitsBefore = commits(pipeline);
-        double[] redisBefore = redis(pipeline.processorRegistry());
+        ProcessorStage.RedisTrips redisBefore =
+            ProcessorStage.redisTrips(pipeline.processorRegistry());
         long at = (System.nanoTime() - start) / 1_000_000_000L;
         EndToEndStage.Step step =
             EndToEndStage.measure(
@@ -78,7 +79,8 @@ final class SoakStage {
                 webhooks);
         HistogramSnapshot applyAfter = receiveToApply(pipeline.processorRegistry());
         double applied = applyAfter.count() - applyBefore.count();
-        double[] redisAfter = redis(pipeline.processorRegistry());
+        ProcessorStage.RedisTrips redisAfter =
+            ProcessorStage.redisTrips(pipeline.processorRegistry());
         double applyP99 = p99Bound(applyBefore.histogramCounts(), applyAfter.histogramCounts());
         String line =
             String.format(
@@ -100,8 +102,8 @@ final class SoakStage {
                 step.ingress().ok(),
                 step.stale(),
                 (commits(pipeline) - commitsBefore) / WINDOW.toSeconds(),
-                redisAfter[0] - redisBefore[0],
-                redisAfter[1] - redisBefore[1],
+                (double) (redisAfter.count() - redisBefore.count()),
+                redisAfter.waitMillis() - redisBefore.waitMillis(),
                 ThreadCpu.processMillis() - processBefore,
                 ThreadCpu.top(before, ThreadCpu.sample(), 8));
         res.note(STAGE, line); // printed as it is noted
@@ -110,8 +112,8 @@ final class SoakStage {
         boolean complete = step.complete() && step.e2e().count() > 0;
         p99s.add(complete ? step.e2e().p99() : Double.POSITIVE_INFINITY);
       }
-      // The processor stage's 1/16 is for a backlog, where batches are full; at a live rate each
-      // task decides what arrived since its last drain, so a batch holds a few events.
+      // The processor stage's 1/16 is for a backlog, where batches are full; at a live rate a
+      // drain's round trip (one per stream thread, D25) holds what arrived since the last drain.
       long trips = ProcessorStage.roundTrips(pipeline.processorRegistry()) - tripsBefore;
       double decided = ProcessorStage.decided(pipeline.processorRegistry()) - decidedBefore;
       res.add(
@@ -154,16 +156,6 @@ final class SoakStage {
       }
     }
     return total;
-  }
-
-  /** Redis round trips of the processor so far, and the time its threads waited for them (ms). */
-  private static double[] redis(MeterRegistry registry) {
-    double[] out = new double[2];
-    for (Timer t : registry.find(ProcessorStage.REDIS_LATENCY).timers()) {
-      out[0] += t.count();
-      out[1] += t.totalTime(TimeUnit.MILLISECONDS);
-    }
-    return out;
   }
 
   /**

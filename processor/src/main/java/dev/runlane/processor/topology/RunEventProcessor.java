@@ -193,11 +193,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     for (int from = 0; from < parked.size(); from += max) {
       decideBatch(parked.subList(from, Math.min(parked.size(), from + max)), waitingRuns);
     }
-    if (!prefetched.isEmpty()) {
-      // Claims a peer took for events whose run waits: give them back, as for a batch's own.
-      release(prefetched);
-      prefetched.clear();
-    }
+    // Claims a peer took for events whose run waits: give them back, as for a batch's own.
+    releasePrefetched();
     // A marker waits for one drain at most: with nothing to claim since, it goes alone.
     if (!doneLater.isEmpty() && doneLaterDrain < drains) {
       List<String> written = flushDone();
@@ -518,10 +515,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       peers.members.remove(this);
     }
     unclaimed.clear();
-    if (!prefetched.isEmpty()) {
-      release(prefetched);
-      prefetched.clear();
-    }
+    releasePrefetched();
     if (doneLater.isEmpty()) {
       return;
     }
@@ -531,6 +525,14 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       }
     } catch (RuntimeException e) {
       log.warn("done markers not written at close (claims expire after the TTL): {}", e.toString());
+    }
+  }
+
+  /** Gives back the claims a peer took for this task that no drain used. */
+  private void releasePrefetched() {
+    if (!prefetched.isEmpty()) {
+      release(prefetched);
+      prefetched.clear();
     }
   }
 

@@ -10,6 +10,7 @@ import dev.runlane.processor.dedup.RedisDedup;
 import dev.runlane.processor.dedup.RedisDedup.RedisDedupSettings;
 import dev.runlane.processor.runs.RunState;
 import dev.runlane.processor.runs.RunStateJson;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -79,16 +80,7 @@ class DecisionTableIT {
 
   /** Batch size 1 decides each event in {@code process()}; larger sizes wait for the punctuator. */
   private void start(URI redisUri, RedisFailureMode mode, int batchSize) {
-    Dedup dedup =
-        new RedisDedup(
-            new RedisDedupSettings(
-                redisUri,
-                prefix,
-                Duration.ofSeconds(60),
-                Duration.ofHours(24),
-                Duration.ofMillis(500),
-                Duration.ofSeconds(1)),
-            registry);
+    Dedup dedup = redisDedup(redisUri, prefix, registry);
     TopologySettings settings =
         new TopologySettings(
             TOPICS, batchSize, Duration.ofMillis(10), mode, Duration.ofSeconds(1), MAX_BODY);
@@ -108,6 +100,19 @@ class DecisionTableIT {
 
   private void start() {
     start(EmbeddedRedis.shared().uri());
+  }
+
+  /** The dedup layer these tests use: 60 s claims, 24 h done markers, 500 ms timeout. */
+  static Dedup redisDedup(URI redisUri, String prefix, MeterRegistry registry) {
+    return new RedisDedup(
+        new RedisDedupSettings(
+            redisUri,
+            prefix,
+            Duration.ofSeconds(60),
+            Duration.ofHours(24),
+            Duration.ofMillis(500),
+            Duration.ofSeconds(1)),
+        registry);
   }
 
   private TestOutputTopic<String, byte[]> output(String topic) {

@@ -8,8 +8,6 @@ import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.embedded.EmbeddedRedis;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Dedup;
-import dev.runlane.processor.dedup.RedisDedup;
-import dev.runlane.processor.dedup.RedisDedup.RedisDedupSettings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
@@ -144,16 +142,7 @@ class SharedRoundTripIT {
   void setUp() {
     prefix = "test:" + UUID.randomUUID() + ":";
     redis = RedisClient.create(EmbeddedRedis.shared().uri());
-    dedup =
-        new RedisDedup(
-            new RedisDedupSettings(
-                EmbeddedRedis.shared().uri(),
-                prefix,
-                Duration.ofSeconds(60),
-                Duration.ofHours(24),
-                Duration.ofMillis(500),
-                Duration.ofSeconds(1)),
-            registry);
+    dedup = DecisionTableIT.redisDedup(EmbeddedRedis.shared().uri(), prefix, registry);
     a = new Task(0);
     b = new Task(1);
   }
