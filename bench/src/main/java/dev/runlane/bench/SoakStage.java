@@ -61,6 +61,7 @@ final class SoakStage {
       long start = System.nanoTime();
       while (System.nanoTime() - start < total.toNanos()) {
         Map<String, Long> before = ThreadCpu.sample();
+        Map<String, BrokerRequests.Count> brokerBefore = BrokerRequests.sample();
         HistogramSnapshot applyBefore = receiveToApply(pipeline.processorRegistry());
         long processBefore = ThreadCpu.processMillis();
         double commitsBefore = commits(pipeline);
@@ -86,7 +87,7 @@ final class SoakStage {
             String.format(
                 "t=%ds e2e p50 %.0f p99 %.0f max %.0f ms, receive -> apply mean %.0f p99 <= %.0f ms,"
                     + " ingress p99 %.1f ms, seen %d/%d (%d stale), %.0f commits/s, Redis %.0f trips"
-                    + " %.0f ms; CPU ms: process %d, by thread: %s",
+                    + " %.0f ms; CPU ms: process %d, by thread: %s; broker requests/handler ms:%s",
                 at,
                 step.e2e().p50(),
                 step.e2e().p99(),
@@ -105,7 +106,8 @@ final class SoakStage {
                 (double) (redisAfter.count() - redisBefore.count()),
                 redisAfter.waitMillis() - redisBefore.waitMillis(),
                 ThreadCpu.processMillis() - processBefore,
-                ThreadCpu.top(before, ThreadCpu.sample(), 8));
+                ThreadCpu.top(before, ThreadCpu.sample(), 8),
+                BrokerRequests.top(brokerBefore, BrokerRequests.sample(), 6));
         res.note(STAGE, line); // printed as it is noted
         // A window whose events did not all arrive, or whose requests failed, is a bad window
         // whatever the latency of those that did.
