@@ -28,9 +28,7 @@ final class BenchContext implements AutoCloseable {
 
   synchronized EmbeddedKafka kafka() {
     if (kafka == null) {
-      Map<String, String> config = new java.util.LinkedHashMap<>(BROKER_DEFAULTS);
-      config.putAll(brokerOverrides(System.getenv(BROKER_CONFIG_VARIABLE)));
-      kafka = EmbeddedKafka.start(config);
+      kafka = EmbeddedKafka.start(brokerConfig(System.getenv(BROKER_CONFIG_VARIABLE)));
     }
     return kafka;
   }
@@ -38,11 +36,18 @@ final class BenchContext implements AutoCloseable {
   /**
    * Kafka's own segment size (1 GiB) instead of the embedded broker's 16 MiB test segments: with
    * those, the log cleaner compacts the changelogs all through the measured minutes, and fetches
-   * stalled for 200-450 ms while it did (D27). A production broker cleans a partition about once
+   * stalled for a few hundred ms while it did (D27). A production broker cleans a partition once
    * per GiB written to it. {@code BENCH_BROKER_CONFIG=log.segment.bytes=16777216} brings it back.
    */
   static final Map<String, String> BROKER_DEFAULTS =
       Map.of("log.segment.bytes", Integer.toString(1 << 30));
+
+  /** The bench's broker settings: {@link #BROKER_DEFAULTS}, then a run's overrides. */
+  static Map<String, String> brokerConfig(String spec) {
+    Map<String, String> config = new java.util.LinkedHashMap<>(BROKER_DEFAULTS);
+    config.putAll(brokerOverrides(spec));
+    return config;
+  }
 
   /** Overrides of the embedded broker's settings, parsed by {@link #brokerOverrides}. */
   static final String BROKER_CONFIG_VARIABLE = "BENCH_BROKER_CONFIG";

@@ -73,6 +73,10 @@ public final class BenchMain {
     if (!overrides.isEmpty()) {
       results.note("settings", "environment overrides: " + overrides);
     }
+    results.note(
+        "settings",
+        "broker settings over the embedded broker's (D27): "
+            + BenchContext.brokerConfig(System.getenv(BenchContext.BROKER_CONFIG_VARIABLE)));
     int failures = 0;
     try (BenchContext ctx = new BenchContext(quick, results, jar)) {
       for (String stage : ordered) {

@@ -76,7 +76,7 @@ final class BrokerRequests {
   /**
    * The value of {@code key} in a JMX name such as {@code kafka.network:type=X,request=Produce}.
    */
-  private static String tag(String mbean, String key) {
+  static String tag(String mbean, String key) {
     for (String part : mbean.substring(mbean.indexOf(':') + 1).split(",")) {
       if (part.startsWith(key + "=")) {
         return part.substring(key.length() + 1);

@@ -24,6 +24,14 @@ class BrokerOverridesTest {
   }
 
   @Test
+  void theBrokerKeepsKafkasOwnSegmentSizeUnlessARunOverridesIt() {
+    assertThat(BenchContext.brokerConfig(null)).containsEntry("log.segment.bytes", "1073741824");
+    assertThat(BenchContext.brokerConfig("log.segment.bytes=16777216, num.io.threads=4"))
+        .containsEntry("log.segment.bytes", "16777216")
+        .containsEntry("num.io.threads", "4");
+  }
+
+  @Test
   void aPairWithoutANameIsRefusedByName() {
     assertThatThrownBy(() -> BenchContext.brokerOverrides("log.segment.bytes"))
         .isInstanceOf(IllegalArgumentException.class)
