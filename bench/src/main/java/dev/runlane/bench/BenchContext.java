@@ -36,8 +36,9 @@ final class BenchContext implements AutoCloseable {
   /**
    * Kafka's own segment size (1 GiB) instead of the embedded broker's 16 MiB test segments: with
    * those, the log cleaner compacts the changelogs all through the measured minutes, and fetches
-   * stalled for a few hundred ms while it did (D27). A production broker cleans a partition once
-   * per GiB written to it. {@code BENCH_BROKER_CONFIG=log.segment.bytes=16777216} brings it back.
+   * stalled for a few hundred ms while it did (D27). A production broker rolls a partition's log,
+   * and so can clean it, once per GiB written to it. {@code
+   * BENCH_BROKER_CONFIG=log.segment.bytes=16777216} brings the test segments back.
    */
   static final Map<String, String> BROKER_DEFAULTS =
       Map.of("log.segment.bytes", Integer.toString(1 << 30));

@@ -13,8 +13,8 @@ import org.apache.kafka.server.metrics.KafkaYammerMetrics;
 /**
  * The embedded broker's requests by type, from its own request metrics: how many arrived and how
  * long its request handler threads spent on them ({@code LocalTimeMs}). One sample minus another
- * says which clients' requests took the broker's share of the cores in a soak window, which the
- * thread CPU alone cannot.
+ * says which kinds of request took the broker's share of the cores in a soak window, which its
+ * threads' CPU alone cannot.
  */
 final class BrokerRequests {
   private static final String GROUP = "kafka.network";
