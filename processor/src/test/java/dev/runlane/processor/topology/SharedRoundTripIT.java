@@ -160,6 +160,11 @@ class SharedRoundTripIT {
     return timer == null ? 0 : timer.count();
   }
 
+  /** A live claim on {@code requestId} by a task on no thread of this test (0_7). */
+  private void heldByAnotherTask(String requestId) {
+    redis.set(prefix + requestId, "processing:0_7", SetParams.setParams().ex(60));
+  }
+
   @Test
   void theFirstDrainClaimsForBothTasksAndTheSecondDecidesWithoutATrip() {
     a.send("run-a", "ra1", T1);
@@ -212,7 +217,7 @@ class SharedRoundTripIT {
 
   @Test
   void aClaimTakenForAnEventBehindAWaitingOneIsGivenBack() {
-    redis.set(prefix + "rb1", "processing:0_7", SetParams.setParams().ex(60));
+    heldByAnotherTask("rb1");
     b.send("run-b", "rb1", T1); // held by another task: waits
     b.send("run-b", "rb2", T2); // waits behind it
     a.send("run-a", "ra1", T1);
@@ -234,8 +239,8 @@ class SharedRoundTripIT {
   void aClaimLeftUnusedByADrainIsGivenBackAtItsEnd() {
     Task c = new Task(2, 2);
     try {
-      redis.set(prefix + "rc1", "processing:0_7", SetParams.setParams().ex(60));
-      redis.set(prefix + "rx1", "processing:0_7", SetParams.setParams().ex(60));
+      heldByAnotherTask("rc1");
+      heldByAnotherTask("rx1");
       c.send("run-c", "rc1", T1);
       c.send("run-x", "rx1", T1); // a full batch: drained at once, both wait
       c.send("run-c", "rc2", T2);
