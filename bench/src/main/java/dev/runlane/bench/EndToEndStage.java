@@ -53,15 +53,17 @@ final class EndToEndStage {
   }
 
   /**
-   * Buckets for the processor's receive -> apply timer, so that a soak window's tail can be read
-   * from the difference of two snapshots (the timer's own percentiles decay over minutes).
+   * Buckets for the processor's receive -> read and receive -> apply timers, so that a soak
+   * window's tail can be read from the difference of two snapshots (the timer's own percentiles
+   * decay over minutes).
    */
-  static final MeterFilter RECEIVE_TO_APPLY_BUCKETS =
+  static final MeterFilter RECEIVE_LATENCY_BUCKETS =
       new MeterFilter() {
         @Override
         public DistributionStatisticConfig configure(
             Meter.Id id, DistributionStatisticConfig config) {
           return id.getName().equals(ProcessorMetrics.END_TO_END)
+                  || id.getName().equals(ProcessorMetrics.RECEIVE_TO_READ)
               ? DistributionStatisticConfig.builder()
                   .percentilesHistogram(true)
                   .minimumExpectedValue((double) Duration.ofMillis(1).toNanos())
@@ -100,7 +102,7 @@ final class EndToEndStage {
       ProcessorConfig processorConfig =
           ProcessorStage.config(bootstrap, ctx.redis(), "bench-e2e", topics, true);
       PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
-      registry.config().meterFilter(RECEIVE_TO_APPLY_BUCKETS);
+      registry.config().meterFilter(RECEIVE_LATENCY_BUCKETS);
       PrometheusMeterRegistry ingressRegistry = Metrics.newRegistry("ingress");
       IngressApp ingress = IngressApp.start(ingressConfig, ingressRegistry);
       ProcessorApp processor;

@@ -63,8 +63,10 @@ final class SoakStage {
         Map<String, Long> before = ThreadCpu.sample();
         Map<String, BrokerRequests.Count> brokerBefore = BrokerRequests.sample();
         HistogramSnapshot applyBefore = receiveToApply(pipeline.processorRegistry());
+        HistogramSnapshot readBefore = receiveToRead(pipeline.processorRegistry());
         long processBefore = ThreadCpu.processMillis();
         double commitsBefore = commits(pipeline);
+        StreamThreadTime kafkaBefore = StreamThreadTime.sample(pipeline);
         ProcessorStage.RedisTrips redisBefore =
             ProcessorStage.redisTrips(pipeline.processorRegistry());
         long at = (System.nanoTime() - start) / 1_000_000_000L;
@@ -82,16 +84,24 @@ final class SoakStage {
         double applied = applyAfter.count() - applyBefore.count();
         ProcessorStage.RedisTrips redisAfter =
             ProcessorStage.redisTrips(pipeline.processorRegistry());
+        StreamThreadTime kafka = StreamThreadTime.sample(pipeline).minus(kafkaBefore);
         double applyP99 = p99Bound(applyBefore.histogramCounts(), applyAfter.histogramCounts());
+        double readP99 =
+            p99Bound(
+                readBefore.histogramCounts(),
+                receiveToRead(pipeline.processorRegistry()).histogramCounts());
         String line =
             String.format(
-                "t=%ds e2e p50 %.0f p99 %.0f max %.0f ms, receive -> apply mean %.0f p99 <= %.0f ms,"
-                    + " ingress p99 %.1f ms, seen %d/%d (%d stale), %.0f commits/s, Redis %.0f trips"
-                    + " %.0f ms; CPU ms: process %d, by thread: %s; broker requests/handler ms:%s",
+                "t=%ds e2e p50 %.0f p99 %.0f max %.0f ms, receive -> read p99 <= %.0f ms,"
+                    + " receive -> apply mean %.0f p99 <= %.0f ms, ingress p99 %.1f ms,"
+                    + " seen %d/%d (%d stale), %.0f commits/s, Redis %.0f trips %.0f ms;"
+                    + " stream threads blocked on Kafka %s; CPU ms: process %d,"
+                    + " by thread: %s; broker requests/handler ms:%s",
                 at,
                 step.e2e().p50(),
                 step.e2e().p99(),
                 step.e2e().max(),
+                readP99,
                 applied > 0
                     ? (applyAfter.total(TimeUnit.MILLISECONDS)
                             - applyBefore.total(TimeUnit.MILLISECONDS))
@@ -105,6 +115,7 @@ final class SoakStage {
                 (commits(pipeline) - commitsBefore) / WINDOW.toSeconds(),
                 (double) (redisAfter.count() - redisBefore.count()),
                 redisAfter.waitMillis() - redisBefore.waitMillis(),
+                kafka,
                 ThreadCpu.processMillis() - processBefore,
                 ThreadCpu.top(before, ThreadCpu.sample(), 8),
                 BrokerRequests.top(brokerBefore, BrokerRequests.sample(), 6));
@@ -149,15 +160,50 @@ final class SoakStage {
 
   /** Transactions the processor's stream threads committed since start. */
   private static double commits(EndToEndStage.Pipeline pipeline) {
+    return streamsMetric(pipeline, "stream-thread-metrics", "commit-total");
+  }
+
+  /** A Streams client metric summed over its threads and clients (0 if it has none). */
+  private static double streamsMetric(EndToEndStage.Pipeline pipeline, String group, String name) {
     double total = 0;
     for (var e : pipeline.processor().streams().metrics().entrySet()) {
-      if (e.getKey().group().equals("stream-thread-metrics")
-          && e.getKey().name().equals("commit-total")
-          && e.getValue().metricValue() instanceof Double d) {
-        total += d;
+      if (e.getKey().group().equals(group)
+          && e.getKey().name().equals(name)
+          && e.getValue().metricValue() instanceof Number n) {
+        total += n.doubleValue();
       }
     }
     return total;
+  }
+
+  /**
+   * Time (ms) the stream threads spent blocked on Kafka (KIP-761: polls, flushes, transaction
+   * calls), and the part of it their producers spent flushing and in the commit's two transaction
+   * calls. Next to the thread's CPU and Redis wait, it says where a window's 5 s went.
+   */
+  record StreamThreadTime(double blocked, double flush, double sendOffsets, double commitTxn) {
+    static StreamThreadTime sample(EndToEndStage.Pipeline pipeline) {
+      return new StreamThreadTime(
+          streamsMetric(pipeline, "stream-thread-metrics", "blocked-time-ns-total") / 1e6,
+          streamsMetric(pipeline, "producer-metrics", "flush-time-ns-total") / 1e6,
+          streamsMetric(pipeline, "producer-metrics", "txn-send-offsets-time-ns-total") / 1e6,
+          streamsMetric(pipeline, "producer-metrics", "txn-commit-time-ns-total") / 1e6);
+    }
+
+    StreamThreadTime minus(StreamThreadTime earlier) {
+      return new StreamThreadTime(
+          blocked - earlier.blocked,
+          flush - earlier.flush,
+          sendOffsets - earlier.sendOffsets,
+          commitTxn - earlier.commitTxn);
+    }
+
+    @Override
+    public String toString() {
+      return String.format(
+          "%.0f ms (flush %.0f, send offsets %.0f, commit %.0f)",
+          blocked, flush, sendOffsets, commitTxn);
+    }
   }
 
   /**
@@ -187,7 +233,20 @@ final class SoakStage {
    * window whose tail rises with its e2e tail stalled before the apply.
    */
   private static HistogramSnapshot receiveToApply(MeterRegistry registry) {
-    Timer timer = registry.find(ProcessorMetrics.END_TO_END).timer();
+    return snapshot(registry, ProcessorMetrics.END_TO_END);
+  }
+
+  /**
+   * The same up to the stream thread reading the event: a window whose receive -> read tail rises
+   * with its receive -> apply tail stalled before the thread got the event (consumer lag, a thread
+   * away from its poll), not in the batching and decisions after it.
+   */
+  private static HistogramSnapshot receiveToRead(MeterRegistry registry) {
+    return snapshot(registry, ProcessorMetrics.RECEIVE_TO_READ);
+  }
+
+  private static HistogramSnapshot snapshot(MeterRegistry registry, String timerName) {
+    Timer timer = registry.find(timerName).timer();
     return timer == null ? HistogramSnapshot.empty(0, 0, 0) : timer.takeSnapshot();
   }
 }

@@ -1,5 +1,6 @@
 package dev.runlane.processor.topology;
 
+import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.processor.dedup.Outcome;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -7,11 +8,14 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.header.Headers;
 
 /** Meter names of the processor, in one place. */
 public final class ProcessorMetrics {
   public static final String EVENTS = "runlane.processor.events";
   public static final String END_TO_END = "runlane.processor.end.to.end.latency";
+  public static final String RECEIVE_TO_READ = "runlane.processor.receive.to.read.latency";
   public static final String BATCH_SIZE = "runlane.processor.batch.size";
   public static final String DEGRADED = "runlane.processor.degraded.decisions";
 
@@ -19,6 +23,7 @@ public final class ProcessorMetrics {
   private final Counter invalid;
   private final Counter degraded;
   private final Timer endToEnd;
+  private final Timer receiveToRead;
   private final DistributionSummary batchSize;
 
   public ProcessorMetrics(MeterRegistry registry) {
@@ -42,6 +47,13 @@ public final class ProcessorMetrics {
             .description("From the ingress receiving the webhook to the event being applied")
             .publishPercentiles(0.5, 0.99)
             .register(registry);
+    // Next to END_TO_END it says whether a late event was late reaching the stream thread
+    // (consumer lag, a thread that polls late) or in the thread's own batching and decisions.
+    receiveToRead =
+        Timer.builder(RECEIVE_TO_READ)
+            .description("From the ingress receiving the webhook to the processor reading it")
+            .publishPercentiles(0.5, 0.99)
+            .register(registry);
     batchSize =
         DistributionSummary.builder(BATCH_SIZE)
             .description("Events decided per Redis round trip")
@@ -60,10 +72,29 @@ public final class ProcessorMetrics {
     degraded.increment(events);
   }
 
-  void endToEnd(long receivedAtMillis) {
-    long millis = System.currentTimeMillis() - receivedAtMillis;
+  /** An event read from the input topic, with the headers the ingress wrote. */
+  void read(Headers headers) {
+    sinceReceived(receiveToRead, headers);
+  }
+
+  /** An event applied to its run. */
+  void applied(Headers headers) {
+    sinceReceived(endToEnd, headers);
+  }
+
+  private static void sinceReceived(Timer timer, Headers headers) {
+    String receivedAt = RecordHeaders.get(headers, RecordHeaders.RECEIVED_AT);
+    if (receivedAt == null) {
+      return; // an older or foreign producer: no sample
+    }
+    long millis;
+    try {
+      millis = System.currentTimeMillis() - Long.parseLong(receivedAt);
+    } catch (NumberFormatException e) {
+      return;
+    }
     if (millis >= 0) {
-      endToEnd.record(java.time.Duration.ofMillis(millis));
+      timer.record(millis, TimeUnit.MILLISECONDS);
     }
   }
 

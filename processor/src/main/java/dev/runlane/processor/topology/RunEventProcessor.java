@@ -135,6 +135,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
 
   @Override
   public void process(Record<String, byte[]> record) {
+    metrics.read(record.headers());
     if (record.value() != null && record.value().length > settings.maxBodyBytes()) {
       tooLarge(record);
       return;
@@ -412,14 +413,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         ProcessorTopology.EVENTS_SINK);
     context.forward(
         new Record<>(event.runId(), json, event.timestamp()), ProcessorTopology.RUNS_SINK);
-    String receivedAt = RecordHeaders.get(event.headers(), RecordHeaders.RECEIVED_AT);
-    if (receivedAt != null) {
-      try {
-        metrics.endToEnd(Long.parseLong(receivedAt));
-      } catch (NumberFormatException ignored) {
-        // an older or foreign producer: no latency sample
-      }
-    }
+    metrics.applied(event.headers());
   }
 
   private void stale(PendingEvent event, RunState current) {
