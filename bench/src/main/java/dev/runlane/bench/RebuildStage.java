@@ -67,6 +67,57 @@ final class RebuildStage {
       double restored,
       double restoreWindowSeconds) {}
 
+  /**
+   * The run stores' RocksDB memory once every run is applied, from Streams' RocksDB property
+   * metrics: memtables, block caches, and index and filter blocks held outside the cache. Stores
+   * that share one cache (RunStoreMemory) each report that cache, which also holds their index and
+   * filter blocks and is charged for their memtables, so it alone is their total.
+   */
+  private static void rocksDbMemory(
+      Results res, ProcessorApp app, ProcessorConfig config, int runs) {
+    double memtables = 0;
+    double cacheSum = 0;
+    double cacheMax = 0;
+    double readers = 0;
+    for (var e : app.streams().metrics().entrySet()) {
+      if (!e.getKey().group().equals("stream-state-metrics")
+          || !(e.getValue().metricValue() instanceof Number n)) {
+        continue;
+      }
+      switch (e.getKey().name()) {
+        case "size-all-mem-tables" -> memtables += n.doubleValue();
+        case "estimate-table-readers-mem" -> readers += n.doubleValue();
+        case "block-cache-usage" -> {
+          cacheSum += n.doubleValue();
+          cacheMax = Math.max(cacheMax, n.doubleValue());
+        }
+        default -> {}
+      }
+    }
+    boolean shared = config.rocksDbMemoryMb() > 0;
+    double total = shared ? cacheMax + readers : memtables + cacheSum + readers;
+    double mib = 1024 * 1024;
+    res.add(
+        Results.Row.figure(
+            STAGE,
+            String.format("run stores' RocksDB memory after applying %,d runs", runs),
+            total / mib,
+            "MiB"));
+    res.note(
+        STAGE,
+        String.format(
+            "RocksDB: memtables %.1f MiB, block cache %.1f MiB, index and filters outside it %.1f"
+                + " MiB (%s)",
+            memtables / mib,
+            (shared ? cacheMax : cacheSum) / mib,
+            readers / mib,
+            shared
+                ? "one cache shared by every run store and charged for their memtables,"
+                    + " PROCESSOR_ROCKSDB_MEMORY_MB="
+                    + config.rocksDbMemoryMb()
+                : "Streams' per-store defaults, PROCESSOR_ROCKSDB_MEMORY_MB=0"));
+  }
+
   void run() throws Exception {
     Results res = ctx.results;
     res.command(STAGE, ctx.command(STAGE));
@@ -96,6 +147,7 @@ final class RebuildStage {
           long start = System.nanoTime();
           ProcessorStage.awaitCommitted(admin, APP_ID, input, Duration.ofMinutes(20));
           applySeconds = (System.nanoTime() - start) / 1e9;
+          rocksDbMemory(res, app, config, runs);
         } finally {
           try {
             closeLeavingGroup(app);

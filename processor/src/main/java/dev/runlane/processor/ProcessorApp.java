@@ -7,6 +7,7 @@ import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.runs.RunQueryHandler;
+import dev.runlane.processor.runs.RunStoreMemory;
 import dev.runlane.processor.topology.FaultHook;
 import dev.runlane.processor.topology.ProcessorMetrics;
 import dev.runlane.processor.topology.ProcessorTopology;
@@ -18,6 +19,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.admin.Admin;
@@ -46,6 +48,7 @@ public final class ProcessorApp implements AutoCloseable {
   private final AdminServer admin;
   private final KafkaStreams streams;
   private final KafkaStreamsMetrics streamsMetrics;
+  private final String memoryPool; // null: Streams' per-store RocksDB defaults
   private boolean closed;
 
   private ProcessorApp(
@@ -53,12 +56,14 @@ public final class ProcessorApp implements AutoCloseable {
       Dedup dedup,
       AdminServer admin,
       KafkaStreams streams,
-      KafkaStreamsMetrics streamsMetrics) {
+      KafkaStreamsMetrics streamsMetrics,
+      String memoryPool) {
     this.config = config;
     this.dedup = dedup;
     this.admin = admin;
     this.streams = streams;
     this.streamsMetrics = streamsMetrics;
+    this.memoryPool = memoryPool;
   }
 
   public static ProcessorApp start(
@@ -85,7 +90,8 @@ public final class ProcessorApp implements AutoCloseable {
               new ProcessorMetrics(registry),
               EnvelopeParser.withDefaults(),
               faultHook);
-      KafkaStreams streams = new KafkaStreams(topology, streamsProperties(config, self.get()));
+      Properties properties = streamsProperties(config, self.get());
+      KafkaStreams streams = new KafkaStreams(topology, properties);
       streams.setUncaughtExceptionHandler(
           e -> {
             log.error(
@@ -104,7 +110,13 @@ public final class ProcessorApp implements AutoCloseable {
           config.topics().webhooks(),
           admin.port(),
           dedup.enabled() ? "redis" : "off");
-      return new ProcessorApp(config, dedup, admin, streams, streamsMetrics);
+      return new ProcessorApp(
+          config,
+          dedup,
+          admin,
+          streams,
+          streamsMetrics,
+          properties.getProperty(RunStoreMemory.POOL_CONFIG));
     } catch (RuntimeException e) {
       admin.close();
       throw e;
@@ -153,6 +165,11 @@ public final class ProcessorApp implements AutoCloseable {
     // between commits; a longer one measured no gain (BENCHMARKS.md, second pass).
     p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);
     p.put(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, config.transactionalStateStores());
+    if (config.rocksDbMemoryMb() > 0) {
+      p.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, RunStoreMemory.class);
+      p.put(RunStoreMemory.POOL_CONFIG, config.applicationId() + "/" + UUID.randomUUID());
+      p.put(RunStoreMemory.BYTES_CONFIG, config.rocksDbMemoryMb() * 1024L * 1024L);
+    }
     // At a live rate every produce to the input would complete a waiting fetch: ~1,000 polls a
     // second of a record or two, each paying the stream thread's loop and the broker's fetch. Wait
     // for 32 KiB or 10 ms instead; a backlog fills the fetch at once (D21).
@@ -229,8 +246,13 @@ public final class ProcessorApp implements AutoCloseable {
     closed = true;
     log.info("processor stopping");
     admin.close();
-    streams.close(Duration.ofSeconds(30));
+    boolean storesClosed = streams.close(Duration.ofSeconds(30));
     streamsMetrics.close();
+    if (memoryPool != null && storesClosed) {
+      // Freed only once no store can use it: a store still open on a freed cache would crash
+      // the JVM, where a leaked cache costs memory in a process that is stopping anyway.
+      RunStoreMemory.release(memoryPool);
+    }
     dedup.close();
     log.info("processor stopped");
   }

@@ -43,12 +43,16 @@ public record ProcessorConfig(
     String processingGuarantee,
     boolean transactionalStateStores,
     Compression producerCompression,
-    int maxBodyBytes) {
+    int maxBodyBytes,
+    int rocksDbMemoryMb) {
 
   private static final Logger log = LoggerFactory.getLogger(ProcessorConfig.class);
 
   /** Sume retries for about nine hours (10 attempts, backoff capped at one hour). */
   static final Duration SUME_RETRY_HORIZON = Duration.ofHours(9);
+
+  /** Below this the stores' index and filter blocks and a memtable each would not fit. */
+  static final int MIN_ROCKSDB_MEMORY_MB = 16;
 
   /** What the processor does while Redis does not answer. */
   public enum RedisFailureMode {
@@ -97,7 +101,10 @@ public record ProcessorConfig(
             r.enumValue("PROCESSOR_PRODUCER_COMPRESSION", Compression.class, Compression.LZ4),
             // Must be at least the ingress's INGRESS_MAX_BODY_BYTES: larger records are
             // dead-lettered by reference, never retried for ever.
-            r.integer("PROCESSOR_MAX_BODY_BYTES", 1024 * 1024, 1024, 16 * 1024 * 1024));
+            r.integer("PROCESSOR_MAX_BODY_BYTES", 1024 * 1024, 1024, 16 * 1024 * 1024),
+            // One budget for the block cache and memtables of all run stores (RunStoreMemory);
+            // 0 keeps Streams' per-store defaults, which grow with the partition count.
+            r.integer("PROCESSOR_ROCKSDB_MEMORY_MB", 256, 0, 1024 * 1024));
     if (!Set.of("exactly_once_v2", "at_least_once").contains(config.processingGuarantee())) {
       r.problem(
           "PROCESSING_GUARANTEE='"
@@ -111,6 +118,13 @@ public record ProcessorConfig(
     // next drain writes its done marker (D22).
     if (config.claimTtl().compareTo(config.batchInterval().multipliedBy(3)) < 0) {
       r.problem("DEDUP_CLAIM_TTL_SECONDS must be at least three times PROCESSOR_BATCH_INTERVAL_MS");
+    }
+    if (config.rocksDbMemoryMb() > 0 && config.rocksDbMemoryMb() < MIN_ROCKSDB_MEMORY_MB) {
+      r.problem(
+          "PROCESSOR_ROCKSDB_MEMORY_MB="
+              + config.rocksDbMemoryMb()
+              + " must be 0 (Streams' per-store defaults, unbounded) or at least "
+              + MIN_ROCKSDB_MEMORY_MB);
     }
     r.throwIfInvalid();
     config.warnings().forEach(w -> log.warn("risky setting: {}", w));
@@ -168,7 +182,8 @@ public record ProcessorConfig(
         processingGuarantee,
         transactionalStateStores,
         producerCompression,
-        maxBodyBytes);
+        maxBodyBytes,
+        rocksDbMemoryMb);
   }
 
   public RedisDedupSettings redisDedupSettings() {

@@ -49,6 +49,25 @@ class ProcessorConfigTest {
   }
 
   @Test
+  void theRunStoresShareOneRocksDbBudgetUnlessItIsZero() {
+    HostInfo self = new HostInfo("localhost", 9081);
+    var bounded = ProcessorApp.streamsProperties(ProcessorConfig.fromEnv(Map.of()), self);
+    assertThat(bounded.get(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG))
+        .isEqualTo(dev.runlane.processor.runs.RunStoreMemory.class);
+    assertThat(bounded.get(dev.runlane.processor.runs.RunStoreMemory.BYTES_CONFIG))
+        .isEqualTo(256L * 1024 * 1024);
+    var streamsDefaults =
+        ProcessorApp.streamsProperties(
+            ProcessorConfig.fromEnv(Map.of("PROCESSOR_ROCKSDB_MEMORY_MB", "0")), self);
+    assertThat(streamsDefaults).doesNotContainKey(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG);
+
+    assertThatThrownBy(() -> ProcessorConfig.fromEnv(Map.of("PROCESSOR_ROCKSDB_MEMORY_MB", "8")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("PROCESSOR_ROCKSDB_MEMORY_MB=8 must be 0")
+        .hasMessageContaining("at least 16");
+  }
+
+  @Test
   void theMainConsumerWaitsForAFullerFetchButNotLong() {
     StreamsConfig streams =
         new StreamsConfig(
