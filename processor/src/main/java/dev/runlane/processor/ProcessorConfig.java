@@ -51,7 +51,10 @@ public record ProcessorConfig(
   /** Sume retries for about nine hours (10 attempts, backoff capped at one hour). */
   static final Duration SUME_RETRY_HORIZON = Duration.ofHours(9);
 
-  /** Below this the stores' index and filter blocks and a memtable each would not fit. */
+  /**
+   * Below this, the memtables' half of the budget, shared by every store, would have each store
+   * flush after a few hundred KB; a value this small is more likely a unit mistake.
+   */
   static final int MIN_ROCKSDB_MEMORY_MB = 16;
 
   /** What the processor does while Redis does not answer. */
@@ -123,7 +126,7 @@ public record ProcessorConfig(
       r.problem(
           "PROCESSOR_ROCKSDB_MEMORY_MB="
               + config.rocksDbMemoryMb()
-              + " must be 0 (Streams' per-store defaults, unbounded) or at least "
+              + " must be 0 (Streams' per-store defaults) or at least "
               + MIN_ROCKSDB_MEMORY_MB);
     }
     r.throwIfInvalid();
