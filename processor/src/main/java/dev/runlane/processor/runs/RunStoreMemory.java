@@ -62,9 +62,9 @@ public final class RunStoreMemory implements RocksDBConfigSetter {
     options.setWriteBufferManager(pool.writeBuffers());
     options.setWriteBufferSize(pool.memtableBytes());
     options.setMaxWriteBufferNumber(2);
-    // A store has more than one column family (its data, and the committed offsets of KIP-1035).
-    // Without atomic flush, the budget's flushes pick the column family with the oldest memtable,
-    // often the near-empty one, and free nothing; with it, all of the store's flush together.
+    // A store has more than one column family. An earlier try of a shared write budget saw its
+    // flushes go to a near-empty one first, freeing nothing (BENCHMARKS.md, third pass); atomic
+    // flush makes every flush cover all of a store's column families.
     options.setAtomicFlush(true);
   }
 
