@@ -7,8 +7,10 @@ import dev.runlane.embedded.EmbeddedRedis;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.DoubleStream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.streams.KafkaStreams;
 
 /** What the stages share: the run mode, the broker, an owned Redis, the results. */
 final class BenchContext implements AutoCloseable {
@@ -42,6 +44,15 @@ final class BenchContext implements AutoCloseable {
    */
   static final Map<String, String> BROKER_DEFAULTS =
       Map.of("log.segment.bytes", Integer.toString(1 << 30));
+
+  /** The values of one Streams client metric, one per thread, client or store that has it. */
+  static DoubleStream streamsMetric(KafkaStreams streams, String group, String name) {
+    return streams.metrics().entrySet().stream()
+        .filter(e -> e.getKey().group().equals(group) && e.getKey().name().equals(name))
+        .map(e -> e.getValue().metricValue())
+        .filter(Number.class::isInstance)
+        .mapToDouble(v -> ((Number) v).doubleValue());
+  }
 
   /** The bench's broker settings: {@link #BROKER_DEFAULTS}, then a run's overrides. */
   static Map<String, String> brokerConfig(String spec) {

@@ -26,6 +26,7 @@ import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.DoubleStream;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -75,27 +76,14 @@ final class RebuildStage {
    */
   private static void rocksDbMemory(
       Results res, ProcessorApp app, ProcessorConfig config, int runs) {
-    double memtables = 0;
-    double cacheSum = 0;
-    double cacheMax = 0;
-    double readers = 0;
-    for (var e : app.streams().metrics().entrySet()) {
-      if (!e.getKey().group().equals("stream-state-metrics")
-          || !(e.getValue().metricValue() instanceof Number n)) {
-        continue;
-      }
-      switch (e.getKey().name()) {
-        case "size-all-mem-tables" -> memtables += n.doubleValue();
-        case "estimate-table-readers-mem" -> readers += n.doubleValue();
-        case "block-cache-usage" -> {
-          cacheSum += n.doubleValue();
-          cacheMax = Math.max(cacheMax, n.doubleValue());
-        }
-        default -> {}
-      }
-    }
+    KafkaStreams streams = app.streams();
+    String group = "stream-state-metrics";
+    double memtables = BenchContext.streamsMetric(streams, group, "size-all-mem-tables").sum();
+    double readers = BenchContext.streamsMetric(streams, group, "estimate-table-readers-mem").sum();
     boolean shared = config.rocksDbMemoryMb() > 0;
-    double total = shared ? cacheMax + readers : memtables + cacheSum + readers;
+    DoubleStream caches = BenchContext.streamsMetric(streams, group, "block-cache-usage");
+    double cache = shared ? caches.max().orElse(0) : caches.sum();
+    double total = shared ? cache + readers : memtables + cache + readers;
     double mib = 1024 * 1024;
     res.add(
         Results.Row.figure(
@@ -109,7 +97,7 @@ final class RebuildStage {
             "RocksDB: memtables %.1f MiB, block cache %.1f MiB, index and filters outside it %.1f"
                 + " MiB (%s)",
             memtables / mib,
-            (shared ? cacheMax : cacheSum) / mib,
+            cache / mib,
             readers / mib,
             shared
                 ? "one cache shared by every run store and charged for their memtables,"

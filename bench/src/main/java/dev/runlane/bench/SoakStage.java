@@ -165,15 +165,7 @@ final class SoakStage {
 
   /** A Streams client metric summed over its threads and clients (0 if it has none). */
   private static double streamsMetric(EndToEndStage.Pipeline pipeline, String group, String name) {
-    double total = 0;
-    for (var e : pipeline.processor().streams().metrics().entrySet()) {
-      if (e.getKey().group().equals(group)
-          && e.getKey().name().equals(name)
-          && e.getValue().metricValue() instanceof Number n) {
-        total += n.doubleValue();
-      }
-    }
-    return total;
+    return BenchContext.streamsMetric(pipeline.processor().streams(), group, name).sum();
   }
 
   /**
