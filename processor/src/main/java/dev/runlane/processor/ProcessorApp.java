@@ -170,6 +170,12 @@ public final class ProcessorApp implements AutoCloseable {
       p.put(RunStoreMemory.POOL_CONFIG, config.applicationId() + "/" + UUID.randomUUID());
       p.put(RunStoreMemory.BYTES_CONFIG, config.rocksDbMemoryMb() * 1024L * 1024L);
     }
+    config
+        .groupInstanceId()
+        .ifPresent(
+            id ->
+                p.put(
+                    StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), id));
     // At a live rate every produce to the input would complete a waiting fetch: ~1,000 polls a
     // second of a record or two, each paying the stream thread's loop and the broker's fetch. Wait
     // for 32 KiB or 10 ms instead; a backlog fills the fetch at once (D21).

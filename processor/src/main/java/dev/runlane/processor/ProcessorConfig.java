@@ -11,7 +11,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,7 +46,8 @@ public record ProcessorConfig(
     boolean transactionalStateStores,
     Compression producerCompression,
     int maxBodyBytes,
-    int rocksDbMemoryMb) {
+    int rocksDbMemoryMb,
+    Optional<String> groupInstanceId) {
 
   private static final Logger log = LoggerFactory.getLogger(ProcessorConfig.class);
 
@@ -56,6 +59,12 @@ public record ProcessorConfig(
    * flush after a few hundred KB; a value this small is more likely a unit mistake.
    */
   static final int MIN_ROCKSDB_MEMORY_MB = 16;
+
+  /**
+   * Kafka's rule for a group instance id (legal characters, at most 249 of them), less room for the
+   * "-N" that Streams appends per stream thread.
+   */
+  private static final Pattern GROUP_INSTANCE_ID = Pattern.compile("[a-zA-Z0-9._-]{1,240}");
 
   /** What the processor does while Redis does not answer. */
   public enum RedisFailureMode {
@@ -107,7 +116,10 @@ public record ProcessorConfig(
             r.integer("PROCESSOR_MAX_BODY_BYTES", 1024 * 1024, 1024, 16 * 1024 * 1024),
             // One budget for the block cache and memtables of all run stores (RunStoreMemory);
             // 0 keeps Streams' per-store defaults, which grow with the partition count.
-            r.integer("PROCESSOR_ROCKSDB_MEMORY_MB", 256, 0, 1024 * 1024));
+            r.integer("PROCESSOR_ROCKSDB_MEMORY_MB", 256, 0, 1024 * 1024),
+            // Static group membership: a restarted instance with the same id takes its tasks
+            // back at once instead of after the session timeout (D29). Unset: dynamic members.
+            Optional.ofNullable(r.string("PROCESSOR_GROUP_INSTANCE_ID", null)));
     if (!Set.of("exactly_once_v2", "at_least_once").contains(config.processingGuarantee())) {
       r.problem(
           "PROCESSING_GUARANTEE='"
@@ -129,6 +141,15 @@ public record ProcessorConfig(
               + " must be 0 (Streams' per-store defaults) or at least "
               + MIN_ROCKSDB_MEMORY_MB);
     }
+    config
+        .groupInstanceId()
+        .filter(id -> !GROUP_INSTANCE_ID.matcher(id).matches())
+        .ifPresent(
+            id ->
+                r.problem(
+                    "PROCESSOR_GROUP_INSTANCE_ID='"
+                        + id
+                        + "' must be 1-240 characters of a-z, A-Z, 0-9, '.', '_' and '-'"));
     r.throwIfInvalid();
     config.warnings().forEach(w -> log.warn("risky setting: {}", w));
     return config;
@@ -186,7 +207,8 @@ public record ProcessorConfig(
         transactionalStateStores,
         producerCompression,
         maxBodyBytes,
-        rocksDbMemoryMb);
+        rocksDbMemoryMb,
+        groupInstanceId);
   }
 
   public RedisDedupSettings redisDedupSettings() {

@@ -68,6 +68,34 @@ class ProcessorConfigTest {
   }
 
   @Test
+  void aGroupInstanceIdMakesEachStreamThreadAStaticMember() {
+    HostInfo self = new HostInfo("localhost", 9081);
+    StreamsConfig dynamic =
+        new StreamsConfig(ProcessorApp.streamsProperties(ProcessorConfig.fromEnv(Map.of()), self));
+    assertThat(dynamic.getMainConsumerConfigs("group", "client", 0))
+        .doesNotContainKey(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+
+    StreamsConfig fixed =
+        new StreamsConfig(
+            ProcessorApp.streamsProperties(
+                ProcessorConfig.fromEnv(
+                    Map.of(
+                        "PROCESSOR_GROUP_INSTANCE_ID", "runlane-processor-1",
+                        "PROCESSOR_THREADS", "2")),
+                self));
+    assertThat(fixed.getMainConsumerConfigs("group", "client", 1))
+        .containsEntry(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, "runlane-processor-1-1");
+    // Only the group's members are static; the restore consumer has no group.
+    assertThat(fixed.getRestoreConsumerConfigs("client"))
+        .doesNotContainKey(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+
+    assertThatThrownBy(
+            () -> ProcessorConfig.fromEnv(Map.of("PROCESSOR_GROUP_INSTANCE_ID", "pod/1")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("PROCESSOR_GROUP_INSTANCE_ID='pod/1' must be 1-240 characters");
+  }
+
+  @Test
   void theMainConsumerWaitsForAFullerFetchButNotLong() {
     StreamsConfig streams =
         new StreamsConfig(
