@@ -4,6 +4,10 @@ import dev.runlane.common.kafka.RecordHeaders;
 import java.io.File;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -49,6 +53,9 @@ final class RecoveryStage {
    * a killed task has no checkpoint, so what its restart restores grows with the store.
    */
   static final String RUNS_VARIABLE = "BENCH_RECOVERY_RUNS";
+
+  static final String GROUP_INSTANCE_ID = "PROCESSOR_GROUP_INSTANCE_ID";
+  static final String BENCH_INSTANCE_ID = "bench-recovery-processor-0";
 
   private final BenchContext ctx;
 
@@ -139,8 +146,8 @@ final class RecoveryStage {
             },
             "rec-reader");
 
-    Process first = null;
-    Process second = null;
+    Child first = null;
+    Child second = null;
     try {
       double storeFillSeconds = 0;
       if (storedRuns > 0) {
@@ -167,17 +174,34 @@ final class RecoveryStage {
       awaitOutput(seen, Duration.ofSeconds(90), "first processor");
       LockSupport.parkNanos(Duration.ofSeconds(ctx.quick ? 5 : 10).toNanos());
       killNanos.set(System.nanoTime());
-      first.destroyForcibly(); // SIGKILL on Linux
-      first.waitFor(10, TimeUnit.SECONDS);
+      first.process().destroyForcibly(); // SIGKILL on Linux
+      first.process().waitFor(10, TimeUnit.SECONDS);
       long killed = killNanos.get();
       second = startProcessor(bootstrap, prefix, stateDir, "b");
+      // Where the time goes: the new JVM serving its admin port, then Streams RUNNING (the group
+      // gave it its tasks), then the first commit of new output.
+      long live = -1;
+      long ready = -1;
       long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-      while (firstNewOutput.get() < 0 && System.nanoTime() < deadline) {
-        LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+      HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(500)).build();
+      // Until ready too: Streams turns RUNNING a commit or so before the first output shows.
+      while ((firstNewOutput.get() < 0 || ready < 0) && System.nanoTime() < deadline) {
+        if (live < 0 && second.answers(http, "/health/live")) {
+          live = System.nanoTime();
+        }
+        if (live >= 0 && ready < 0 && second.answers(http, "/health/ready")) {
+          ready = System.nanoTime();
+        }
+        LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
       }
       double recovery =
           firstNewOutput.get() < 0 ? Double.NaN : (firstNewOutput.get() - killed) / 1e9;
-      System.out.printf("  output flows again %.1f s after kill -9%n", recovery);
+      double liveSeconds = live < 0 ? Double.NaN : (live - killed) / 1e9;
+      double readySeconds = ready < 0 ? Double.NaN : (ready - killed) / 1e9;
+      System.out.printf(
+          "  after kill -9: the new JVM answers /health/live at %.1f s, /health/ready (Streams"
+              + " RUNNING) at %.1f s; output flows again at %.1f s (%s)%n",
+          liveSeconds, readySeconds, recovery, membership());
       LockSupport.parkNanos(Duration.ofSeconds(ctx.quick ? 5 : 10).toNanos());
       stopProducer.set(true);
       producer.join(30_000);
@@ -200,6 +224,15 @@ final class RecoveryStage {
               "<= 10 s",
               recovery <= 10));
       res.add(
+          Results.Row.figure(
+              STAGE, "kill -9 -> restarted JVM answers /health/live", liveSeconds, "s"));
+      res.add(
+          Results.Row.figure(
+              STAGE,
+              "kill -9 -> /health/ready (tasks assigned, Streams RUNNING)",
+              readySeconds,
+              "s"));
+      res.add(
           new Results.Row(
               STAGE,
               "acked input records lost / applied twice",
@@ -217,8 +250,7 @@ final class RecoveryStage {
                   + " unique request_ids; %,d lost, %,d"
                   + " applied twice; processor = child JVM (ProcessorMain from this jar, exactly_once_v2,"
                   + " session.timeout.ms 6000, Redis dedup), SIGKILLed after steady output, a new JVM"
-                  + " started at once on the same state dir; the time includes its JVM start and"
-                  + " the rebalance (the dead member is only dropped after its session timeout);"
+                  + " started at once on the same state dir; %s;"
                   + " run store before the kill: %,d pre-filled runs (%s=%d; written, their input"
                   + " committed in %.1f s)"
                   + " plus the live load's 10,000; PROCESSOR_TRANSACTIONAL_STATE_STORES=%s",
@@ -227,6 +259,7 @@ final class RecoveryStage {
               notAcked.get(),
               lost,
               doubled,
+              membership(),
               storedRuns,
               RUNS_VARIABLE,
               storedRuns,
@@ -238,7 +271,8 @@ final class RecoveryStage {
       stopReader.set(true);
       producer.join(10_000);
       reader.join(10_000);
-      for (Process p : new Process[] {first, second}) {
+      for (Child c : new Child[] {first, second}) {
+        Process p = c == null ? null : c.process();
         if (p != null && p.isAlive()) {
           p.destroy();
           if (!p.waitFor(30, TimeUnit.SECONDS)) {
@@ -249,7 +283,39 @@ final class RecoveryStage {
     }
   }
 
-  private Process startProcessor(String bootstrap, String prefix, Path stateDir, String name)
+  /** A processor child JVM and its admin port. */
+  private record Child(Process process, int port) {
+    boolean answers(HttpClient http, String path) {
+      try {
+        HttpRequest get =
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofMillis(500))
+                .build();
+        return http.send(get, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+      } catch (java.io.IOException e) {
+        return false; // not listening yet
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+  }
+
+  /**
+   * Both children share one group instance id, as a restarted StatefulSet pod does (D29), unless
+   * the bench's environment sets {@code PROCESSOR_GROUP_INSTANCE_ID} (blank: dynamic members).
+   */
+  private static String membership() {
+    String id = System.getenv(GROUP_INSTANCE_ID);
+    if (id == null) {
+      return "static membership: both JVMs have group instance id " + BENCH_INSTANCE_ID;
+    }
+    return id.isBlank()
+        ? "dynamic membership: the dead member holds its tasks until its 6 s session expires"
+        : "static membership: group instance id " + id.strip() + " from the environment";
+  }
+
+  private Child startProcessor(String bootstrap, String prefix, Path stateDir, String name)
       throws Exception {
     int port;
     try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
@@ -276,10 +342,11 @@ final class RecoveryStage {
     env.put("TOPIC_RUNS", prefix + "runs");
     env.put("TOPIC_PARTITIONS", Integer.toString(BenchContext.PARTITIONS));
     env.put("DEDUP_KEY_PREFIX", "bench:recovery:");
+    env.putIfAbsent(GROUP_INSTANCE_ID, BENCH_INSTANCE_ID);
     File log = Files.createTempFile("runlane-bench-processor-" + name, ".log").toFile();
     pb.redirectErrorStream(true).redirectOutput(log);
     ctx.results.note(STAGE, "processor " + name + " log: " + log);
-    return pb.start();
+    return new Child(pb.start(), port);
   }
 
   private static String javaBinary() {
