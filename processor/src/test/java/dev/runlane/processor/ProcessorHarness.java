@@ -228,6 +228,19 @@ final class ProcessorHarness implements AutoCloseable {
       return records;
     }
 
+    /**
+     * Reads on; true once every partition is read to its end (for read_committed, the last stable
+     * offset: everything committed so far).
+     */
+    boolean caughtUp() {
+      if (!assigned()) {
+        return false;
+      }
+      poll();
+      return consumer.endOffsets(consumer.assignment()).entrySet().stream()
+          .allMatch(e -> consumer.position(e.getKey()) >= e.getValue());
+    }
+
     List<String> requestIds() {
       return records.stream()
           .map(

@@ -110,6 +110,12 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   public void init(ProcessorContext<String, byte[]> context) {
     this.context = context;
     this.pending = context.getStateStore(StoreNames.PENDING);
+    if (!UnloggedDeletes.skipFor(pending)) {
+      log.warn(
+          "task {}: the pending store has no record cache to register with; every decided event"
+              + " leaves a tombstone in its changelog (D30)",
+          context.taskId());
+    }
     this.runs = context.getStateStore(StoreNames.RUNS);
     // Stable across restarts and failover; a zombie with the same task id is fenced (DESIGN §6).
     // The task id alone: DEDUP_KEY_PREFIX already separates deployments, and every byte of the
