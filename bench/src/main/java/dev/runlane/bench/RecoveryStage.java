@@ -186,11 +186,14 @@ final class RecoveryStage {
       HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(500)).build();
       // Until ready too: Streams turns RUNNING a commit or so before the first output shows.
       while ((firstNewOutput.get() < 0 || ready < 0) && System.nanoTime() < deadline) {
+        // A probe's send time: a busy new JVM can take a while to answer it.
+        long probe = System.nanoTime();
         if (live < 0 && second.answers(http, "/health/live")) {
-          live = System.nanoTime();
+          live = probe;
         }
+        probe = System.nanoTime();
         if (live >= 0 && ready < 0 && second.answers(http, "/health/ready")) {
-          ready = System.nanoTime();
+          ready = probe;
         }
         LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
       }
