@@ -332,6 +332,39 @@ class ProcessorIT {
     }
   }
 
+  /**
+   * The other half of D30: an event still parked at a commit is logged with its body, and once it
+   * is decided its tombstone follows, so that a restart does not bring it back. Another task's
+   * claim holds it parked across commits here (D6) until the test lets the claim go.
+   */
+  @Test
+  void anEventParkedAcrossACommitIsLoggedAndItsDeleteToo(Infra infra) throws Exception {
+    try (ProcessorHarness h =
+            new ProcessorHarness(
+                    infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("parked"), 256)
+                .start();
+        ProcessorHarness.Reader events = h.new Reader(h.topics.events());
+        ProcessorHarness.Reader pending =
+            h.new Reader(h.applicationId + "-pending-events-changelog");
+        redis.clients.jedis.RedisClient jedis =
+            redis.clients.jedis.RedisClient.create(h.redisUri)) {
+      jedis.set(h.keyPrefix + "req-parked", "processing:9_9");
+      h.send("run-p", "req-parked", T0);
+      await().atMost(Duration.ofSeconds(30)).until(() -> pending.poll().size() >= 1);
+      assertThat(events.poll()).as("applied while another task held the claim").isEmpty();
+
+      jedis.del(h.keyPrefix + "req-parked"); // the other task's claim expires
+      await().atMost(Duration.ofSeconds(30)).until(() -> events.poll().size() >= 1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> pending.poll().size() >= 2);
+
+      assertThat(pending.records).hasSize(2);
+      assertThat(pending.records.get(1).key()).isEqualTo(pending.records.get(0).key());
+      assertThat(pending.records.get(0).value()).as("the parked event's body").isNotNull();
+      assertThat(pending.records.get(1).value()).as("its tombstone").isNull();
+      assertThat(events.requestIds()).containsExactly("req-parked");
+    }
+  }
+
   @Test
   void redisStoppedMidStreamKeepsProcessingWithoutDoubleApplies(Infra infra) throws Exception {
     try (EmbeddedRedis redis = EmbeddedRedis.startOwned();
