@@ -149,7 +149,7 @@ final class RebuildStage {
           runs, applySeconds, fillSeconds);
 
       Map<String, Long> changelogs = changelogRecords(admin);
-      String runsChangelog = APP_ID + "-" + StoreNames.RUNS + "-changelog";
+      String runsChangelog = StoreNames.changelog(APP_ID, StoreNames.RUNS);
 
       // 2. Restart on the local state (checkpointed on clean close): no restore.
       Start warm = startAndMeasure(config, probeRun);

@@ -8,6 +8,7 @@ import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
 import dev.runlane.processor.runs.RunState;
 import dev.runlane.processor.runs.RunStateJson;
+import dev.runlane.processor.topology.StoreNames;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -317,7 +318,7 @@ class ProcessorIT {
                 .start();
         ProcessorHarness.Reader events = h.new Reader(h.topics.events());
         ProcessorHarness.Reader pending =
-            h.new Reader(h.applicationId + "-pending-events-changelog")) {
+            h.new Reader(StoreNames.changelog(h.applicationId, StoreNames.PENDING))) {
       for (int i = 0; i < runs; i++) {
         h.sendAsync("run-" + i, "req-" + i, T0, padding);
       }
@@ -345,7 +346,7 @@ class ProcessorIT {
                 .start();
         ProcessorHarness.Reader events = h.new Reader(h.topics.events());
         ProcessorHarness.Reader pending =
-            h.new Reader(h.applicationId + "-pending-events-changelog");
+            h.new Reader(StoreNames.changelog(h.applicationId, StoreNames.PENDING));
         redis.clients.jedis.RedisClient jedis =
             redis.clients.jedis.RedisClient.create(h.redisUri)) {
       jedis.set(h.keyPrefix + "req-parked", "processing:9_9");

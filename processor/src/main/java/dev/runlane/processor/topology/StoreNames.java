@@ -9,4 +9,9 @@ public final class StoreNames {
   public static final String PENDING = "pending-events";
 
   private StoreNames() {}
+
+  /** The changelog topic of {@code store} in application {@code applicationId}. */
+  public static String changelog(String applicationId, String store) {
+    return applicationId + "-" + store + "-changelog";
+  }
 }
