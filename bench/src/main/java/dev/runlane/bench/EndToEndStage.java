@@ -257,20 +257,15 @@ final class EndToEndStage {
     }
   }
 
-  /** Compile time per 5 s window below which the JIT counts as settled (10% of one core). */
-  private static final long JIT_SETTLED_MS = 500;
-
   /**
-   * Runs measured windows of 5 s, results discarded, until the JIT compiled less than {@link
-   * #JIT_SETTLED_MS} in one, or for at most {@code cap}.
+   * Runs measured windows of 5 s, results discarded, until the JIT has settled ({@link JitWarmup}),
+   * or for at most {@code cap}.
    *
    * <p>The windows are the measurement's own path, reader included: a warm-up of the load alone
    * left the reader's consumer to be compiled in the first measured windows, and the new types it
    * brought to the Kafka client code the broker and Streams share deoptimised that code too (a JFR
    * profile and three soaks showed the compiler threads at 1.2-3.7 s of CPU per 5 s window for the
-   * first 20-40 s after such a warm-up). The compiler threads' CPU decides where {@code /proc}
-   * gives it, the same figure the soak prints per window; elsewhere the JIT's compilation time. The
-   * cap is checked between windows, so the warm-up can run over it by one window's wait.
+   * first 20-40 s after such a warm-up).
    *
    * @return what happened, for the caller to note (which prints it)
    */
@@ -283,37 +278,20 @@ final class EndToEndStage {
       Duration cap,
       Webhooks webhooks)
       throws Exception {
-    var jit = java.lang.management.ManagementFactory.getCompilationMXBean();
-    Duration window = Duration.ofSeconds(5);
-    long start = System.nanoTime();
-    long compiled = Long.MAX_VALUE;
-    boolean byThreads = !ThreadCpu.sample().isEmpty();
-    while (System.nanoTime() - start < cap.toNanos() && compiled >= JIT_SETTLED_MS) {
-      long before = byThreads ? compilerMillis() : jit.getTotalCompilationTime();
-      measure(load, port, bootstrap, topics, rate, Duration.ZERO, window, webhooks);
-      compiled = (byThreads ? compilerMillis() : jit.getTotalCompilationTime()) - before;
-    }
-    return String.format(
-        "warm-up: %d s of measured windows at %,.0f/s, discarded, until the JIT compiled < %d ms"
-            + " in a 5 s window (%s; last window: %d ms%s)",
-        (System.nanoTime() - start) / 1_000_000_000L,
-        rate,
-        JIT_SETTLED_MS,
-        byThreads ? "compiler threads' CPU" : "the JIT's compilation time",
-        compiled,
-        compiled >= JIT_SETTLED_MS ? ", cap reached" : "");
-  }
-
-  /**
-   * CPU milliseconds of the live JIT compiler threads so far. With more cores HotSpot adds and
-   * retires compiler threads on demand, and a retired one's CPU drops out of the sum; on this box's
-   * 2 cores there is one C1 and one C2 thread for the whole run.
-   */
-  private static long compilerMillis() {
-    return ThreadCpu.sample().entrySet().stream()
-        .filter(e -> e.getKey().contains("CompilerThre"))
-        .mapToLong(Map.Entry::getValue)
-        .sum();
+    return JitWarmup.untilSettled(
+        cap,
+        1,
+        String.format("measured windows at %,.0f/s", rate),
+        () ->
+            measure(
+                load,
+                port,
+                bootstrap,
+                topics,
+                rate,
+                Duration.ZERO,
+                Duration.ofSeconds(5),
+                webhooks));
   }
 
   /**

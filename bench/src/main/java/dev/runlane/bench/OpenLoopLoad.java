@@ -45,6 +45,9 @@ final class OpenLoopLoad implements AutoCloseable {
    * @param errors requests that got no HTTP answer (connection reset, refused, timed out)
    * @param firstError what the first of those errors was, or null
    * @param latency intended start to complete response, 2xx only
+   * @param cpuMillis this process's CPU time (all threads: broker, servers, load generator) from
+   *     the release of the first measured request to the last measured answer, 0 without {@code
+   *     /proc}; two servers measured at the same rate differ by their own work per request
    */
   record Result(
       double rate,
@@ -55,9 +58,15 @@ final class OpenLoopLoad implements AutoCloseable {
       long errors,
       String firstError,
       long unanswered,
-      Latency.Summary latency) {
+      Latency.Summary latency,
+      long cpuMillis) {
     double achieved() {
       return ok / measuredSeconds;
+    }
+
+    /** Process CPU microseconds per measured request (see {@code cpuMillis}). */
+    double cpuMicrosPerRequest() {
+      return sent == 0 ? 0 : cpuMillis * 1000.0 / sent;
     }
 
     /**
@@ -72,7 +81,7 @@ final class OpenLoopLoad implements AutoCloseable {
     @Override
     public String toString() {
       return String.format(
-          "rate %,.0f/s: ok %,.0f/s (%d ok, %d non-2xx, %d client errors, %d unanswered), %s%s",
+          "rate %,.0f/s: ok %,.0f/s (%d ok, %d non-2xx, %d client errors, %d unanswered), %s%s%s",
           rate,
           achieved(),
           ok,
@@ -80,6 +89,9 @@ final class OpenLoopLoad implements AutoCloseable {
           errors,
           unanswered,
           latency,
+          cpuMillis > 0
+              ? String.format(", process CPU %.0f us/request", cpuMicrosPerRequest())
+              : "",
           firstError == null ? "" : "; first client error: " + firstError);
     }
   }
@@ -137,9 +149,13 @@ final class OpenLoopLoad implements AutoCloseable {
     CountDownLatch done = new CountDownLatch((int) (total - warmupCount));
     RateSchedule schedule = new RateSchedule(System.nanoTime() + 20_000_000L, rate);
     long released = 0;
+    long cpuAtMeasureStart = -1;
     while (released < total) {
       long now = System.nanoTime();
       long due = Math.min(total, schedule.dueBy(now));
+      if (cpuAtMeasureStart < 0 && due > warmupCount) {
+        cpuAtMeasureStart = ThreadCpu.processMillis();
+      }
       if (due > released) {
         long from = released;
         long to = due;
@@ -176,6 +192,7 @@ final class OpenLoopLoad implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    long cpuMillis = Math.max(0, ThreadCpu.processMillis() - cpuAtMeasureStart);
     long sent = total - warmupCount;
     long answered = ok.get() + failed.get() + errors.get();
     return new Result(
@@ -187,7 +204,8 @@ final class OpenLoopLoad implements AutoCloseable {
         errors.get(),
         firstError.get(),
         Math.max(0, sent - answered),
-        latency.summary());
+        latency.summary(),
+        cpuMillis);
   }
 
   private void send(

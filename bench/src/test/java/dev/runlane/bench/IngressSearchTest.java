@@ -16,7 +16,8 @@ class IngressSearchTest {
         0,
         null,
         0,
-        new Latency.Summary(rate * 10L, 1.0, p99Ms, p99Ms, p99Ms, 1.0));
+        new Latency.Summary(rate * 10L, 1.0, p99Ms, p99Ms, p99Ms, 1.0),
+        0);
   }
 
   @Test
