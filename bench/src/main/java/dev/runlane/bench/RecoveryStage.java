@@ -205,6 +205,11 @@ final class RecoveryStage {
           "  after kill -9: the new JVM answers /health/live at %.1f s, /health/ready (Streams"
               + " RUNNING: every task restored) at %.1f s; output flows again at %.1f s (%s)%n",
           liveSeconds, readySeconds, recovery, membership());
+      double probeMillis = second.roundTripMillis(http, "/health/live", 50);
+      System.out.printf(
+          "  the restarted JVM's /health/live: %.1f ms a round trip (median of 50, one"
+              + " kept-alive connection)%n",
+          probeMillis);
       LockSupport.parkNanos(Duration.ofSeconds(ctx.quick ? 5 : 10).toNanos());
       stopProducer.set(true);
       producer.join(30_000);
@@ -235,6 +240,12 @@ final class RecoveryStage {
               "kill -9 -> /health/ready (every task restored, Streams RUNNING)",
               readySeconds,
               "s"));
+      res.add(
+          Results.Row.figure(
+              STAGE,
+              "admin port round trip under load (median of 50 /health/live, kept-alive)",
+              probeMillis,
+              "ms"));
       res.add(
           new Results.Row(
               STAGE,
@@ -288,6 +299,20 @@ final class RecoveryStage {
 
   /** A processor child JVM and its admin port. */
   private record Child(Process process, int port) {
+    /** The median time of {@code n} GETs of {@code path} in a row, NaN if one was not a 200. */
+    double roundTripMillis(HttpClient http, String path, int n) {
+      double[] millis = new double[n];
+      for (int i = 0; i < n; i++) {
+        long start = System.nanoTime();
+        if (!answers(http, path)) {
+          return Double.NaN;
+        }
+        millis[i] = (System.nanoTime() - start) / 1e6;
+      }
+      java.util.Arrays.sort(millis);
+      return millis[n / 2];
+    }
+
     boolean answers(HttpClient http, String path) {
       try {
         HttpRequest get =
