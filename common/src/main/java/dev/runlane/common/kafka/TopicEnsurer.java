@@ -3,6 +3,7 @@ package dev.runlane.common.kafka;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,14 +15,18 @@ import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
 import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -116,7 +121,7 @@ public final class TopicEnsurer {
       }
     }
     if (!created.isEmpty()) {
-      awaitLeaders(admin, created, deadline);
+      awaitServed(admin, created, awaitLeaders(admin, created, deadline), deadline);
       LOG.info("created topics {}", created);
     }
     if (!unauthorized.isEmpty()) {
@@ -129,13 +134,15 @@ public final class TopicEnsurer {
   }
 
   /**
-   * Waits until every partition of the new topics has a leader. Producing earlier races the broker
-   * applying the topic: an idempotent producer's first batch can be refused while a later one is
-   * accepted, and the first then fails OUT_OF_ORDER_SEQUENCE until its delivery timeout
-   * (KAFKA-15591; seen here on 4.4 as 503s and aborted transactions right after a topic was made).
+   * Waits until every partition of the new topics has a leader in the metadata, and returns the
+   * partitions. Producing earlier races the broker applying the topic: an idempotent producer's
+   * first batch can be refused while a later one is accepted, and the first then fails
+   * OUT_OF_ORDER_SEQUENCE until its delivery timeout (KAFKA-15591, D10).
    */
-  private static void awaitLeaders(Admin admin, List<String> topics, long deadline) {
+  private static List<TopicPartition> awaitLeaders(
+      Admin admin, List<String> topics, long deadline) {
     while (true) {
+      List<TopicPartition> partitions = new ArrayList<>();
       boolean ready;
       try {
         Map<String, TopicDescription> described =
@@ -147,6 +154,10 @@ public final class TopicEnsurer {
                 deadline,
                 topics,
                 "describe");
+        described.forEach(
+            (name, d) ->
+                d.partitions()
+                    .forEach(p -> partitions.add(new TopicPartition(name, p.partition()))));
         ready =
             described.values().stream()
                 .flatMap(d -> d.partitions().stream())
@@ -155,10 +166,44 @@ public final class TopicEnsurer {
         ready = false; // the broker that answered has not applied the creation yet
       }
       if (ready) {
-        return;
+        return partitions;
       }
       if (System.nanoTime() - deadline > 0) {
         throw timeout(topics, "see leaders for", null);
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+    }
+  }
+
+  /**
+   * Waits until the leader of every new partition serves it: a {@code ListOffsets} of each is
+   * answered. A leader in the metadata is not enough (D10). A broker publishes a new topic to its
+   * metadata cache before its replica manager has made the partitions, and produce requests in
+   * between are refused as NOT_LEADER_OR_FOLLOWER: that is the window of KAFKA-15591, 100-340 ms on
+   * the 2-core test machine. Produce and ListOffsets both need the partition in the replica
+   * manager.
+   */
+  private static void awaitServed(
+      Admin admin, List<String> topics, List<TopicPartition> partitions, long deadline) {
+    Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+    partitions.forEach(tp -> latest.put(tp, OffsetSpec.latest()));
+    while (true) {
+      try {
+        await(
+            admin
+                .listOffsets(latest, new ListOffsetsOptions().timeoutMs(remainingMillis(deadline)))
+                .all(),
+            deadline,
+            topics,
+            "list offsets of");
+        return;
+      } catch (TimeoutException e) {
+        throw e;
+      } catch (RetriableException e) {
+        // not served yet (the admin client retries some of these itself, until its own timeout)
+        if (System.nanoTime() - deadline > 0) {
+          throw timeout(topics, "see every partition served for", e);
+        }
       }
       LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
     }

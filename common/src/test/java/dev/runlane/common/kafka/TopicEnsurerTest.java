@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -17,15 +18,19 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.CreateTopicsResult.TopicMetadataAndConfig;
 import org.apache.kafka.clients.admin.DescribeTopicsResult;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.ListTopicsResult;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.admin.TopicListing;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -58,6 +63,22 @@ class TopicEnsurerTest {
 
     assertThat(fake.created).extracting(NewTopic::name).containsExactly("b");
     assertThat(fake.describes).isEqualTo(3);
+  }
+
+  @Test
+  void waitsUntilTheLeaderServesEveryNewPartition() {
+    FakeAdmin fake = new FakeAdmin(Set.of("a"), Map.of());
+    fake.unservedListOffsets = 2;
+
+    TopicEnsurer.ensure(
+        fake.admin(),
+        List.of(TopicEnsurer.plain("a", SETTINGS), TopicEnsurer.plain("b", SETTINGS)),
+        TIMEOUT);
+
+    assertThat(fake.listOffsets).isEqualTo(3);
+    assertThat(fake.offsetsAsked)
+        .containsExactlyInAnyOrder(
+            new TopicPartition("b", 0), new TopicPartition("b", 1), new TopicPartition("b", 2));
   }
 
   @Test
@@ -126,6 +147,9 @@ class TopicEnsurerTest {
     final List<NewTopic> created = new ArrayList<>();
     int unknownDescribes;
     int describes;
+    int unservedListOffsets;
+    int listOffsets;
+    final Set<TopicPartition> offsetsAsked = new HashSet<>();
 
     FakeAdmin(Set<String> existing, Map<String, RuntimeException> failures) {
       this.existing = existing;
@@ -149,6 +173,11 @@ class TopicEnsurerTest {
                     @SuppressWarnings("unchecked")
                     Collection<String> names = (Collection<String>) args[0];
                     return describeTopics(names);
+                  case "listOffsets":
+                    @SuppressWarnings("unchecked")
+                    Map<TopicPartition, OffsetSpec> asked =
+                        (Map<TopicPartition, OffsetSpec>) args[0];
+                    return listOffsets(asked);
                   case "close":
                     return null;
                   default:
@@ -188,6 +217,24 @@ class TopicEnsurerTest {
             name, KafkaFuture.completedFuture(new TopicDescription(name, false, partitions)));
       }
       return new DescribeTopicsResult(null, descriptions) {};
+    }
+
+    /** Each partition at offset 0, once the broker serves it (after unservedListOffsets calls). */
+    private ListOffsetsResult listOffsets(Map<TopicPartition, OffsetSpec> asked) {
+      offsetsAsked.addAll(asked.keySet());
+      boolean served = listOffsets++ >= unservedListOffsets;
+      Map<TopicPartition, KafkaFuture<ListOffsetsResult.ListOffsetsResultInfo>> results =
+          new HashMap<>();
+      for (TopicPartition tp : asked.keySet()) {
+        KafkaFutureImpl<ListOffsetsResult.ListOffsetsResultInfo> f = new KafkaFutureImpl<>();
+        if (served) {
+          f.complete(new ListOffsetsResult.ListOffsetsResultInfo(0, -1, Optional.empty()));
+        } else {
+          f.completeExceptionally(new NotLeaderOrFollowerException("not yet"));
+        }
+        results.put(tp, f);
+      }
+      return new ListOffsetsResult(results);
     }
 
     private CreateTopicsResult createTopics(Collection<NewTopic> topics) {
