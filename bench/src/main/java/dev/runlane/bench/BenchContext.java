@@ -225,6 +225,7 @@ final class BenchContext implements AutoCloseable {
     return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()));
   }
 
+  /** Creates the topics; they are served when this returns (TopicEnsurer, D10). */
   void createTopics(String... names) {
     try (Admin admin = admin()) {
       TopicEnsurer.ensure(
@@ -233,31 +234,6 @@ final class BenchContext implements AutoCloseable {
               .map(n -> TopicEnsurer.plain(n, new TopicSettings(PARTITIONS, (short) 1)))
               .toList(),
           Duration.ofSeconds(30));
-      awaitLeaders(admin, List.of(names));
-    }
-  }
-
-  /**
-   * Waits until every partition of the topics has a leader: a producer that starts writing to a
-   * just-created topic before that sees UNKNOWN_TOPIC_OR_PARTITION, and an idempotent one then got
-   * stuck on OutOfOrderSequence for some partitions in this setup (see BENCHMARKS.md).
-   */
-  private static void awaitLeaders(Admin admin, List<String> topics) {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (System.nanoTime() < deadline) {
-      try {
-        boolean ready =
-            admin.describeTopics(topics).allTopicNames().get().values().stream()
-                .flatMap(d -> d.partitions().stream())
-                .allMatch(p -> p.leader() != null && !p.leader().isEmpty());
-        if (ready) {
-          java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(500).toNanos());
-          return;
-        }
-      } catch (Exception e) {
-        // not yet
-      }
-      java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
     }
   }
 
