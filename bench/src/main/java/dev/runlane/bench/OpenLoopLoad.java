@@ -192,7 +192,8 @@ final class OpenLoopLoad implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    long cpuMillis = Math.max(0, ThreadCpu.processMillis() - cpuAtMeasureStart);
+    long cpuMillis =
+        cpuAtMeasureStart < 0 ? 0 : Math.max(0, ThreadCpu.processMillis() - cpuAtMeasureStart);
     long sent = total - warmupCount;
     long answered = ok.get() + failed.get() + errors.get();
     return new Result(

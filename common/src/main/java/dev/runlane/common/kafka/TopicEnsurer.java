@@ -109,19 +109,24 @@ public final class TopicEnsurer {
             .createTopics(missing, new CreateTopicsOptions().timeoutMs(remainingMillis(deadline)))
             .values();
     List<String> created = new ArrayList<>();
+    List<String> fresh = new ArrayList<>(); // created here or a moment ago by another instance
     List<NewTopic> unauthorized = new ArrayList<>();
     for (NewTopic topic : missing) {
       try {
         await(results.get(topic.name()), deadline, List.of(topic.name()), "create");
         created.add(topic.name());
+        fresh.add(topic.name());
       } catch (TopicExistsException e) {
         LOG.debug("topic {} was created concurrently", topic.name());
+        fresh.add(topic.name());
       } catch (TopicAuthorizationException | ClusterAuthorizationException e) {
         unauthorized.add(topic);
       }
     }
+    if (!fresh.isEmpty()) {
+      awaitServed(admin, fresh, awaitLeaders(admin, fresh, deadline), deadline);
+    }
     if (!created.isEmpty()) {
-      awaitServed(admin, created, awaitLeaders(admin, created, deadline), deadline);
       LOG.info("created topics {}", created);
     }
     if (!unauthorized.isEmpty()) {

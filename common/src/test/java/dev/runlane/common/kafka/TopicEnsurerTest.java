@@ -94,12 +94,16 @@ class TopicEnsurerTest {
   }
 
   @Test
-  void ignoresTopicCreatedConcurrently() {
+  void aTopicCreatedConcurrentlyCountsAsCreatedAndIsWaitedFor() {
     FakeAdmin fake = new FakeAdmin(Set.of(), Map.of("a", new TopicExistsException("exists")));
 
     TopicEnsurer.ensure(fake.admin(), List.of(TopicEnsurer.plain("a", SETTINGS)), TIMEOUT);
 
     assertThat(fake.created).extracting(NewTopic::name).containsExactly("a");
+    // Another instance made it a moment ago: its partitions may not be served yet either.
+    assertThat(fake.offsetsAsked)
+        .containsExactlyInAnyOrder(
+            new TopicPartition("a", 0), new TopicPartition("a", 1), new TopicPartition("a", 2));
   }
 
   @Test
