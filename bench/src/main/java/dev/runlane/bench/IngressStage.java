@@ -197,6 +197,19 @@ final class IngressStage {
       res.add(
           new Results.Row(
               STAGE,
+              "accepted webhooks/s at p99 < 10 ms at every step up to it",
+              ingressSearch.under10Throughout,
+              "req/s",
+              "bare produce-and-wait harness",
+              bareSearch.under10Throughout,
+              bareSearch.under10Throughout == 0
+                  ? Double.NaN
+                  : ingressSearch.under10Throughout / bareSearch.under10Throughout,
+              "",
+              null));
+      res.add(
+          new Results.Row(
+              STAGE,
               "max accepted webhooks/s kept up (p99 < 100 ms)",
               ingressSearch.capacity,
               "req/s",
@@ -247,6 +260,15 @@ final class IngressStage {
   static final class Search {
     final String name;
     double under10;
+
+    /**
+     * The highest step up to which every step's first window had p99 < 10 ms. {@link #under10} is
+     * the highest such step anywhere, so near the limit, where one 10 s window's p99 lands anywhere
+     * from 6 to 45 ms, it is the luckiest draw; this one is the steadier, lower bound.
+     */
+    double under10Throughout;
+
+    private boolean under10Broken;
     double capacity;
     boolean done;
 
@@ -273,6 +295,11 @@ final class IngressStage {
       capacity = Math.max(capacity, kept.achieved());
       if (kept == first && first.latency().p99() < P99_LIMIT_MS) {
         under10 = Math.max(under10, first.achieved());
+        if (!under10Broken) {
+          under10Throughout = first.achieved();
+        }
+      } else {
+        under10Broken = true;
       }
     }
   }

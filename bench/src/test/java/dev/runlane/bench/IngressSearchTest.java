@@ -40,4 +40,15 @@ class IngressSearchTest {
     assertThat(search.under10).isEqualTo(8000);
     assertThat(search.capacity).isEqualTo(9000);
   }
+
+  @Test
+  void theThroughoutFigureStopsAtTheFirstStepOverTenMilliseconds() {
+    IngressStage.Search search = new IngressStage.Search("ingress");
+    search.offer(window(2000, 3), null);
+    search.offer(window(4000, 5), null);
+    search.offer(window(6000, 26), null);
+    search.offer(window(8000, 8), null);
+    assertThat(search.under10Throughout).isEqualTo(4000);
+    assertThat(search.under10).isEqualTo(8000);
+  }
 }
