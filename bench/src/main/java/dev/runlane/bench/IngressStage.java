@@ -108,14 +108,14 @@ final class IngressStage {
       // drifts over a run (the broker's logs growing, a late compile) does not favour one.
       boolean bareFirst = true;
       for (int rate : new int[] {1000, 5000}) {
-        OpenLoopLoad.Result b = null;
-        OpenLoopLoad.Result i = null;
-        for (int k = 0; k < 2; k++) {
-          if ((k == 0) == bareFirst) {
-            b = step(load, bare.port(), rate, warmup, measure, webhooks, "bare");
-          } else {
-            i = step(load, ingress.port(), rate, warmup, measure, webhooks, "ingress");
-          }
+        OpenLoopLoad.Result b;
+        OpenLoopLoad.Result i;
+        if (bareFirst) {
+          b = step(load, bare.port(), rate, warmup, measure, webhooks, "bare");
+          i = step(load, ingress.port(), rate, warmup, measure, webhooks, "ingress");
+        } else {
+          i = step(load, ingress.port(), rate, warmup, measure, webhooks, "ingress");
+          b = step(load, bare.port(), rate, warmup, measure, webhooks, "bare");
         }
         bareFirst = !bareFirst;
         String at = String.format("at %,d/s", rate);
