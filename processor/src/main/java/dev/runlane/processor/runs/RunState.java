@@ -26,8 +26,18 @@ public record RunState(
     }
   }
 
+  /**
+   * What ordering and applying an event need of the last state: all of it but its data, which the
+   * run store's reader then never has to decode (D32).
+   */
+  public record Head(String lastRequestId, Instant lastCreatedAt, long appliedCount) {}
+
+  public Head head() {
+    return new Head(lastRequestId, lastCreatedAt, appliedCount);
+  }
+
   /** Orders an event against the last applied one: (created_at, request_id), lexicographically. */
-  public static Order order(RunState current, Instant createdAt, String requestId) {
+  public static Order order(Head current, Instant createdAt, String requestId) {
     if (current == null) {
       return Order.NEWER;
     }
@@ -38,7 +48,7 @@ public record RunState(
 
   /** The state after applying an event to {@code current} (which may be null). */
   public static RunState apply(
-      RunState current,
+      Head current,
       String runId,
       String requestId,
       Instant createdAt,

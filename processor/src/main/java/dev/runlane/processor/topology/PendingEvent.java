@@ -1,10 +1,7 @@
 package dev.runlane.processor.topology;
 
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import org.apache.kafka.common.header.Header;
@@ -43,77 +40,91 @@ record PendingEvent(
     }
   }
 
+  /**
+   * One exact-size array, written in place: the body is most of it, and this runs once per event on
+   * the stream thread (the layout is {@link java.io.DataOutputStream}'s, as before).
+   */
   static byte[] encode(PendingEvent e) {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream(e.raw.length + 256);
-    try (DataOutputStream out = new DataOutputStream(bytes)) {
-      out.writeByte(VERSION);
-      writeString(out, e.runId);
-      writeString(out, e.requestId);
-      out.writeLong(e.createdAt.getEpochSecond());
-      out.writeInt(e.createdAt.getNano());
-      writeString(out, e.type);
-      out.writeLong(e.timestamp);
-      Header[] headers = e.headers.toArray();
-      out.writeInt(headers.length);
-      for (Header h : headers) {
-        writeString(out, h.key());
-        writeBytes(out, h.value());
-      }
-      writeBytes(out, e.raw);
-    } catch (IOException ex) {
-      throw new UncheckedIOException(ex);
+    byte[] runId = utf8(e.runId);
+    byte[] requestId = utf8(e.requestId);
+    byte[] type = utf8(e.type);
+    Header[] headers = e.headers.toArray();
+    byte[][] headerKeys = new byte[headers.length][];
+    int size = 1 + sized(runId) + sized(requestId) + 8 + 4 + sized(type) + 8 + 4 + sized(e.raw);
+    for (int i = 0; i < headers.length; i++) {
+      headerKeys[i] = utf8(headers[i].key());
+      size += sized(headerKeys[i]) + sized(headers[i].value());
     }
-    return bytes.toByteArray();
+    ByteBuffer out = ByteBuffer.allocate(size);
+    out.put(VERSION);
+    putBytes(out, runId);
+    putBytes(out, requestId);
+    out.putLong(e.createdAt.getEpochSecond());
+    out.putInt(e.createdAt.getNano());
+    putBytes(out, type);
+    out.putLong(e.timestamp);
+    out.putInt(headers.length);
+    for (int i = 0; i < headers.length; i++) {
+      putBytes(out, headerKeys[i]);
+      putBytes(out, headers[i].value());
+    }
+    putBytes(out, e.raw);
+    return out.array();
   }
 
   static PendingEvent decode(byte[] data) {
-    try (DataInputStream in = new DataInputStream(new java.io.ByteArrayInputStream(data))) {
-      byte version = in.readByte();
+    try {
+      ByteBuffer in = ByteBuffer.wrap(data);
+      byte version = in.get();
       if (version != VERSION) {
         throw new IllegalStateException("unknown pending event version " + version);
       }
-      String runId = readString(in);
-      String requestId = readString(in);
-      Instant createdAt = Instant.ofEpochSecond(in.readLong(), in.readInt());
-      String type = readString(in);
-      long timestamp = in.readLong();
-      int count = in.readInt();
+      String runId = getString(in);
+      String requestId = getString(in);
+      Instant createdAt = Instant.ofEpochSecond(in.getLong(), in.getInt());
+      String type = getString(in);
+      long timestamp = in.getLong();
+      int count = in.getInt();
       Headers headers = new RecordHeaders();
       for (int i = 0; i < count; i++) {
-        headers.add(readString(in), readBytes(in));
+        headers.add(getString(in), getBytes(in));
       }
-      byte[] raw = readBytes(in);
+      byte[] raw = getBytes(in);
       return new PendingEvent(runId, requestId, createdAt, type, timestamp, headers, raw);
-    } catch (IOException ex) {
-      throw new UncheckedIOException(ex);
+    } catch (BufferUnderflowException | NegativeArraySizeException ex) {
+      throw new IllegalStateException("truncated pending event", ex);
     }
   }
 
-  private static void writeString(DataOutputStream out, String s) throws IOException {
-    writeBytes(out, s == null ? null : s.getBytes(StandardCharsets.UTF_8));
+  private static byte[] utf8(String s) {
+    return s == null ? null : s.getBytes(StandardCharsets.UTF_8);
   }
 
-  private static String readString(DataInputStream in) throws IOException {
-    byte[] b = readBytes(in);
+  private static int sized(byte[] b) {
+    return 4 + (b == null ? 0 : b.length);
+  }
+
+  private static void putBytes(ByteBuffer out, byte[] b) {
+    if (b == null) {
+      out.putInt(-1);
+    } else {
+      out.putInt(b.length);
+      out.put(b);
+    }
+  }
+
+  private static String getString(ByteBuffer in) {
+    byte[] b = getBytes(in);
     return b == null ? null : new String(b, StandardCharsets.UTF_8);
   }
 
-  private static void writeBytes(DataOutputStream out, byte[] b) throws IOException {
-    if (b == null) {
-      out.writeInt(-1);
-    } else {
-      out.writeInt(b.length);
-      out.write(b);
-    }
-  }
-
-  private static byte[] readBytes(DataInputStream in) throws IOException {
-    int n = in.readInt();
+  private static byte[] getBytes(ByteBuffer in) {
+    int n = in.getInt();
     if (n < 0) {
       return null;
     }
     byte[] b = new byte[n];
-    in.readFully(b);
+    in.get(b);
     return b;
   }
 }

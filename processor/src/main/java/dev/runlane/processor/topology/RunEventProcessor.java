@@ -1,7 +1,5 @@
 package dev.runlane.processor.topology;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.runlane.common.envelope.Envelope;
 import dev.runlane.common.envelope.EnvelopeException;
 import dev.runlane.common.envelope.EnvelopeParser;
@@ -15,7 +13,6 @@ import dev.runlane.processor.dedup.DedupUnavailableException;
 import dev.runlane.processor.dedup.Outcome;
 import dev.runlane.processor.runs.RunState;
 import dev.runlane.processor.runs.RunStateJson;
-import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -52,7 +49,6 @@ import org.slf4j.LoggerFactory;
  */
 final class RunEventProcessor implements Processor<String, byte[], String, byte[]> {
   private static final Logger log = LoggerFactory.getLogger(RunEventProcessor.class);
-  private static final ObjectMapper JSON = new ObjectMapper();
 
   private final TopologySettings settings;
   private final EnvelopeParser parser;
@@ -267,7 +263,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
           claim = Claim.EARLIER_IN_BATCH;
         }
         byte[] stored = runs.get(event.runId());
-        RunState current = stored == null ? null : RunStateJson.fromJson(stored);
+        RunState.Head current = stored == null ? null : RunStateJson.readHead(stored);
         Outcome outcome =
             DedupDecision.decide(
                 claim, RunState.order(current, event.createdAt(), event.requestId()));
@@ -388,7 +384,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
   }
 
-  private void act(PendingEvent event, RunState current, Outcome outcome) {
+  private void act(PendingEvent event, RunState.Head current, Outcome outcome) {
     switch (outcome) {
       case APPLY -> apply(event, current);
       case STALE -> stale(event, current);
@@ -402,7 +398,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     }
   }
 
-  private void apply(PendingEvent event, RunState current) {
+  private void apply(PendingEvent event, RunState.Head current) {
     RunState next =
         RunState.apply(
             current,
@@ -411,8 +407,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
             event.createdAt(),
             event.type(),
             Instant.ofEpochMilli(event.timestamp()),
-            data(event.raw()));
-    byte[] json = RunStateJson.toJson(next);
+            null); // the data goes from the body into the JSON as it is (D32)
+    byte[] json = RunStateJson.withDataOf(next, event.raw());
     runs.put(event.runId(), json);
     context.forward(
         new Record<>(event.runId(), event.raw(), event.timestamp(), copy(event.headers())),
@@ -422,7 +418,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     metrics.applied(event.headers());
   }
 
-  private void stale(PendingEvent event, RunState current) {
+  private void stale(PendingEvent event, RunState.Head current) {
     Headers headers = copy(event.headers());
     RecordHeaders.put(headers, "stale.last_request_id", current.lastRequestId());
     RecordHeaders.put(headers, "stale.last_created_at", current.lastCreatedAt().toString());
@@ -556,15 +552,6 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       dedup.release(requestIds, owner);
     } catch (RuntimeException e) {
       log.warn("claims not released (they expire after the claim TTL): {}", e.toString());
-    }
-  }
-
-  private static JsonNode data(byte[] raw) {
-    try {
-      return JSON.readTree(raw).get("data"); // RunState maps a JSON null to null
-    } catch (IOException e) {
-      // The envelope parser accepted these bytes, so this cannot happen short of a bug.
-      throw new IllegalStateException("envelope accepted but not readable as a tree", e);
     }
   }
 
