@@ -132,7 +132,7 @@ final class BenchContext implements AutoCloseable {
 
   /**
    * Copies the named tuning variables from this process's environment into a service's, so that a
-   * run can try other settings without a rebuild (e.g. {@code INGRESS_PRODUCER_LINGER_MS=1}).
+   * run can try other settings without a rebuild (e.g. {@code INGRESS_PRODUCER_LINGER_MS=5}).
    */
   static void passThrough(Map<String, String> env, String... names) {
     for (String name : names) {

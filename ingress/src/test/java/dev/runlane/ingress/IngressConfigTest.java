@@ -29,7 +29,7 @@ class IngressConfigTest {
     assertThat(c.adminPort()).isEqualTo(9080);
     assertThat(c.maxBodyBytes()).isEqualTo(1024 * 1024);
     assertThat(c.ackTimeout()).isEqualTo(Duration.ofMillis(8000));
-    assertThat(c.producerLinger()).isEqualTo(Duration.ofMillis(1));
+    assertThat(c.producerLinger()).isEqualTo(Duration.ofMillis(2));
     assertThat(c.topics().webhooks()).isEqualTo("sume.webhooks");
     assertThat(c.topics().dlq()).isEqualTo("sume.webhooks.dlq");
     assertThat(c.topicSettings().partitions()).isEqualTo(12);
