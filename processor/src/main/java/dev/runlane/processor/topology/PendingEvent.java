@@ -91,7 +91,7 @@ record PendingEvent(
       }
       byte[] raw = getBytes(in);
       return new PendingEvent(runId, requestId, createdAt, type, timestamp, headers, raw);
-    } catch (BufferUnderflowException | NegativeArraySizeException ex) {
+    } catch (BufferUnderflowException ex) {
       throw new IllegalStateException("truncated pending event", ex);
     }
   }
