@@ -3,6 +3,7 @@ package dev.runlane.bench;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.LongSupplier;
 
 /**
  * A warm-up that lasts until the JIT has settled. Everything (broker, services, load generator)
@@ -36,13 +37,15 @@ final class JitWarmup {
       throws Exception {
     var jit = ManagementFactory.getCompilationMXBean();
     boolean byThreads = !ThreadCpu.sample().isEmpty();
+    LongSupplier compiledSoFar =
+        byThreads ? JitWarmup::compilerMillis : jit::getTotalCompilationTime;
     long limit = SETTLED_MS_PER_WINDOW * windowsPerRound;
     long start = System.nanoTime();
     long compiled;
     do {
-      long before = byThreads ? compilerMillis() : jit.getTotalCompilationTime();
+      long before = compiledSoFar.getAsLong();
       round.run();
-      compiled = (byThreads ? compilerMillis() : jit.getTotalCompilationTime()) - before;
+      compiled = compiledSoFar.getAsLong() - before;
     } while (System.nanoTime() - start < cap.toNanos() && compiled >= limit);
     return String.format(
         "warm-up: %d s of %s, discarded, until the JIT compiled < %d ms in a 5 s window (%s;"

@@ -1,6 +1,5 @@
 package dev.runlane.processor.runs;
 
-import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;
@@ -12,6 +11,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.Arrays;
 
 /**
  * The JSON of a {@link RunState}: the same bytes in the run store, its changelog, {@code sume.runs}
@@ -27,11 +27,12 @@ public final class RunStateJson {
       JsonMapper.builder()
           .addModule(new JavaTimeModule())
           .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
-          .disable(JsonGenerator.Feature.AUTO_CLOSE_JSON_CONTENT)
           .build();
 
-  private static final byte[] DATA_FIELD = ",\"data\":".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] NULL = "null".getBytes(StandardCharsets.US_ASCII);
+
+  /** How {@link #toJson} ends a state without data. */
+  private static final byte[] NULL_DATA_END = "\"data\":null}".getBytes(StandardCharsets.US_ASCII);
 
   private RunStateJson() {}
 
@@ -94,39 +95,30 @@ public final class RunStateJson {
     if (next.data() != null) {
       throw new IllegalArgumentException("the state's data would be ignored");
     }
+    byte[] head = toJson(next); // data is the record's last component: ...,"data":null}
+    int tail = head.length - NULL_DATA_END.length;
+    if (tail < 0
+        || !Arrays.equals(head, tail, head.length, NULL_DATA_END, 0, NULL_DATA_END.length)) {
+      throw new IllegalStateException("data is not the last member of the state's JSON");
+    }
+    ByteArrayBuilder out = new ByteArrayBuilder(head.length + body.length);
+    out.write(head, 0, head.length - "null}".length()); // up to and with "data":
     try {
-      ByteArrayBuilder out = new ByteArrayBuilder(body.length + 256);
-      try (JsonGenerator g = MAPPER.getFactory().createGenerator(out)) {
-        g.writeStartObject();
-        g.writeStringField("run_id", next.runId());
-        g.writeStringField("last_request_id", next.lastRequestId());
-        g.writeStringField("last_created_at", next.lastCreatedAt().toString());
-        g.writeStringField("last_type", next.lastType());
-        g.writeNumberField("applied_count", next.appliedCount());
-        g.writeStringField("updated_at", next.updatedAt().toString());
-      } // the object stays open: its data member follows as bytes
-      out.write(DATA_FIELD);
-      long span = dataSpan(body);
-      if (span < 0) {
-        out.write(NULL);
-      } else {
-        int start = (int) (span >>> 32);
-        out.write(body, start, (int) span - start);
-      }
-      out.write('}');
-      return out.toByteArray();
+      writeDataOf(body, out);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+    out.write('}');
+    return out.toByteArray();
   }
 
   /**
-   * Where the value of the body's top-level {@code data} member is, as start (high 32 bits) and end
-   * (low 32 bits) byte offsets, or -1 when there is none. The whole body is read, so a broken one
-   * fails here as it did when it was read as a tree.
+   * Writes the value of the body's top-level {@code data} member, or {@code null} when there is
+   * none. The whole body is read, so a broken one fails here as it did when it was read as a tree.
    */
-  static long dataSpan(byte[] body) throws IOException {
-    long span = -1;
+  private static void writeDataOf(byte[] body, ByteArrayBuilder out) throws IOException {
+    int start = -1;
+    int end = -1;
     try (JsonParser p = MAPPER.getFactory().createParser(body)) {
       if (p.nextToken() != JsonToken.START_OBJECT) {
         throw new IllegalStateException("event body is not a JSON object");
@@ -134,20 +126,25 @@ public final class RunStateJson {
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         boolean data = "data".equals(p.currentName());
         JsonToken value = p.nextToken();
-        long start = p.currentTokenLocation().getByteOffset();
+        long valueStart = p.currentTokenLocation().getByteOffset();
         if (value == JsonToken.VALUE_STRING) {
           p.finishToken(); // strings are read lazily; the end is known once this one is read
         } else {
           p.skipChildren();
         }
         if (data) {
-          span = start << 32 | p.currentLocation().getByteOffset();
+          start = (int) valueStart;
+          end = (int) p.currentLocation().getByteOffset();
         }
       }
       if (p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
         throw new IllegalStateException("event body is not one JSON object");
       }
     }
-    return span;
+    if (start < 0) {
+      out.write(NULL);
+    } else {
+      out.write(body, start, end - start);
+    }
   }
 }
