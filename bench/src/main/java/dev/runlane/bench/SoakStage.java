@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.distribution.CountAtBucket;
 import io.micrometer.core.instrument.distribution.HistogramSnapshot;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -70,6 +71,7 @@ final class SoakStage {
         ProcessorStage.RedisTrips redisBefore =
             ProcessorStage.redisTrips(pipeline.processorRegistry());
         long at = (System.nanoTime() - start) / 1_000_000_000L;
+        Instant from = Instant.now();
         EndToEndStage.Step step =
             EndToEndStage.measure(
                 load,
@@ -92,12 +94,14 @@ final class SoakStage {
                 receiveToRead(pipeline.processorRegistry()).histogramCounts());
         String line =
             String.format(
-                "t=%ds e2e p50 %.0f p99 %.0f max %.0f ms, receive -> read p99 <= %.0f ms,"
+                "t=%ds (%s..%s) e2e p50 %.0f p99 %.0f max %.0f ms, receive -> read p99 <= %.0f ms,"
                     + " receive -> apply mean %.0f p99 <= %.0f ms, ingress p99 %.1f ms,"
                     + " seen %d/%d (%d stale), %.0f commits/s, Redis %.0f trips %.0f ms;"
                     + " stream threads blocked on Kafka %s; CPU ms: process %d,"
                     + " by thread: %s; broker requests/handler ms:%s",
                 at,
+                from,
+                Instant.now(),
                 step.e2e().p50(),
                 step.e2e().p99(),
                 step.e2e().max(),
