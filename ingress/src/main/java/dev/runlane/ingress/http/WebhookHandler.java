@@ -57,6 +57,9 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
   private final long ackTimeoutMillis;
   private final Clock clock;
 
+  /** One per event loop: the loops' servers share this handler, and each sweeps its own. */
+  private final ThreadLocal<AckDeadlines> deadlines;
+
   public WebhookHandler(
       WebhookSource source,
       EnvelopeParser parser,
@@ -76,6 +79,7 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
     this.maxBodyBytes = maxBodyBytes;
     this.ackTimeoutMillis = ackTimeout.toMillis();
     this.clock = clock;
+    this.deadlines = ThreadLocal.withInitial(() -> new AckDeadlines(vertx, System::nanoTime));
     meters.register(source.name());
   }
 
@@ -255,10 +259,11 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
     Context context = vertx.getOrCreateContext();
     long sent = System.nanoTime();
     boolean[] answered = {false}; // confined to the request's event loop
-    long timer =
-        vertx.setTimer(
-            remainingMillis,
-            id -> {
+    AckDeadlines loopDeadlines = deadlines.get();
+    AckDeadlines.Waiting waiting =
+        loopDeadlines.add(
+            sent + TimeUnit.MILLISECONDS.toNanos(remainingMillis),
+            () -> {
               if (!answered[0]) {
                 answered[0] = true;
                 unavailable(
@@ -269,7 +274,7 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
         (metadata, error) ->
             context.runOnContext(
                 v -> {
-                  vertx.cancelTimer(timer);
+                  loopDeadlines.settle(waiting);
                   if (answered[0]) {
                     if (error == null) {
                       withIds(
