@@ -38,23 +38,22 @@ class AckDeadlinesTest {
     AtomicLong now = new AtomicLong();
     List<String> expired = new CopyOnWriteArrayList<>();
     AckDeadlines d = onLoop(() -> new AckDeadlines(vertx, now::get));
-    onLoop(
+    runOnLoop(
         () -> {
           d.add(100, () -> expired.add("a"));
           // Added later with an earlier deadline: a slow upload.
           d.add(50, () -> expired.add("b"));
           d.add(200, () -> expired.add("c"));
-          return null;
         });
 
     now.set(49);
-    sweepOnLoop(d);
+    runOnLoop(d::sweep);
     assertThat(expired).isEmpty();
     now.set(60);
-    sweepOnLoop(d);
+    runOnLoop(d::sweep);
     assertThat(expired).containsExactly("b");
     now.set(100);
-    sweepOnLoop(d);
+    runOnLoop(d::sweep);
     assertThat(expired).containsExactly("b", "a");
     assertThat(onLoop(d::waiting)).isEqualTo(1);
   }
@@ -64,18 +63,17 @@ class AckDeadlinesTest {
     AtomicLong now = new AtomicLong();
     List<String> expired = new CopyOnWriteArrayList<>();
     AckDeadlines d = onLoop(() -> new AckDeadlines(vertx, now::get));
-    onLoop(
+    runOnLoop(
         () -> {
           d.add(10, () -> expired.add("first"));
           AckDeadlines.Waiting middle = d.add(10, () -> expired.add("middle"));
           d.add(10, () -> expired.add("last"));
           d.settle(middle);
           d.settle(middle); // an ack after the request was settled changes nothing
-          return null;
         });
 
     now.set(10);
-    sweepOnLoop(d);
+    runOnLoop(d::sweep);
 
     assertThat(expired).containsExactly("first", "last");
     assertThat(onLoop(d::waiting)).isZero();
@@ -105,20 +103,16 @@ class AckDeadlinesTest {
     List<String> expired = new CopyOnWriteArrayList<>();
     AckDeadlines d = onLoop(() -> new AckDeadlines(vertx, System::nanoTime));
     long farAway = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    onLoop(
-        () -> {
-          d.settle(d.add(farAway, () -> expired.add("settled")));
-          return null;
-        });
+    runOnLoop(() -> d.settle(d.add(farAway, () -> expired.add("settled"))));
 
     await().atMost(Duration.ofSeconds(5)).until(() -> !onLoop(d::ticking));
     assertThat(expired).isEmpty();
   }
 
-  private void sweepOnLoop(AckDeadlines d) throws Exception {
+  private void runOnLoop(Runnable action) throws Exception {
     onLoop(
         () -> {
-          d.sweep();
+          action.run();
           return null;
         });
   }
