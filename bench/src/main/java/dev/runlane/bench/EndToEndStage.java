@@ -1,6 +1,7 @@
 package dev.runlane.bench;
 
 import dev.runlane.common.kafka.RecordHeaders;
+import dev.runlane.common.kafka.SocketBuffers;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.ingress.IngressApp;
@@ -482,6 +483,7 @@ final class EndToEndStage {
     c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     c.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 5);
+    c.putAll(SocketBuffers.OS_DEFAULTS); // as the services' clients (D34)
     try (KafkaConsumer<byte[], byte[]> consumer =
         new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       List<TopicPartition> parts =

@@ -1,5 +1,6 @@
 package dev.runlane.bench;
 
+import dev.runlane.common.kafka.SocketBuffers;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.processor.ProcessorApp;
@@ -393,7 +394,8 @@ final class RebuildStage {
     c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     // Streams' restore consumer uses max.poll.records 1000 by default too; keep the client
-    // defaults.
+    // defaults, but not the fixed receive buffer, which the processor's clients drop (D34).
+    c.putAll(SocketBuffers.OS_DEFAULTS);
     long start = System.nanoTime();
     long records = 0;
     try (KafkaConsumer<byte[], byte[]> consumer =

@@ -2,6 +2,7 @@ package dev.runlane.processor;
 
 import dev.runlane.common.envelope.EnvelopeParser;
 import dev.runlane.common.http.AdminServer;
+import dev.runlane.common.kafka.SocketBuffers;
 import dev.runlane.common.kafka.TopicEnsurer;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.kafka.TopicSettings;
@@ -181,6 +182,8 @@ public final class ProcessorApp implements AutoCloseable {
     // for 32 KiB or 10 ms instead; a backlog fills the fetch at once (D21).
     p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.FETCH_MIN_BYTES_CONFIG), 32 * 1024);
     p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG), 10);
+    // Every client Streams makes: a fixed 64 KiB receive buffer dropped fetch responses (D34).
+    p.putAll(SocketBuffers.OS_DEFAULTS);
     return p;
   }
 

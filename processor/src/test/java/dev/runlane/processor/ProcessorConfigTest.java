@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.runlane.common.config.ConfigException;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.StreamsConfig;
@@ -109,6 +111,26 @@ class ProcessorConfigTest {
     assertThat(streams.getRestoreConsumerConfigs("client"))
         .doesNotContainKeys(
             ConsumerConfig.FETCH_MIN_BYTES_CONFIG, ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG);
+  }
+
+  @Test
+  void everyClientStreamsMakesLeavesItsSocketBuffersToTheKernel() {
+    StreamsConfig streams =
+        new StreamsConfig(
+            ProcessorApp.streamsProperties(
+                ProcessorConfig.fromEnv(Map.of()), new HostInfo("localhost", 9081)));
+    // A fixed receive buffer dropped fetch responses and stalled the stream thread ~200 ms (D34).
+    for (Map<String, Object> client :
+        List.of(
+            streams.getMainConsumerConfigs("group", "client", 0),
+            streams.getRestoreConsumerConfigs("client"),
+            streams.getGlobalConsumerConfigs("client"),
+            streams.getProducerConfigs("client"),
+            streams.getAdminConfigs("client"))) {
+      assertThat(client)
+          .containsEntry(CommonClientConfigs.RECEIVE_BUFFER_CONFIG, -1)
+          .containsEntry(CommonClientConfigs.SEND_BUFFER_CONFIG, -1);
+    }
   }
 
   @Test

@@ -1,6 +1,7 @@
 package dev.runlane.ingress.publish;
 
 import dev.runlane.common.kafka.Compression;
+import dev.runlane.common.kafka.SocketBuffers;
 import dev.runlane.common.kafka.TopicEnsurer;
 import java.time.Duration;
 import java.util.HashMap;
@@ -73,6 +74,7 @@ public final class ProducerSettings {
     c.put(ProducerConfig.METADATA_MAX_IDLE_CONFIG, Duration.ofDays(1).toMillis());
     c.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, TopicEnsurer.maxMessageBytes(maxBodyBytes));
     c.put(ProducerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 1000);
+    c.putAll(SocketBuffers.OS_DEFAULTS); // D34
     return c;
   }
 }

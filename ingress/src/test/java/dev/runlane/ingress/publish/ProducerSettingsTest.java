@@ -51,7 +51,10 @@ class ProducerSettingsTest {
         .containsEntry(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5)
         .containsEntry(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4")
         .containsEntry(ProducerConfig.MAX_BLOCK_MS_CONFIG, 20L)
-        .containsEntry(ProducerConfig.LINGER_MS_CONFIG, 1);
+        .containsEntry(ProducerConfig.LINGER_MS_CONFIG, 1)
+        // The kernel sizes the socket's buffers: a fixed size turns its autotuning off (D34).
+        .containsEntry(ProducerConfig.RECEIVE_BUFFER_CONFIG, -1)
+        .containsEntry(ProducerConfig.SEND_BUFFER_CONFIG, -1);
     assertThat((int) c.get(ProducerConfig.MAX_REQUEST_SIZE_CONFIG))
         .isGreaterThan(maxBody)
         .isEqualTo(TopicEnsurer.maxMessageBytes(maxBody));
