@@ -63,6 +63,7 @@ final class SoakStage {
       while (System.nanoTime() - start < total.toNanos()) {
         Map<String, Long> before = ThreadCpu.sample();
         Map<String, BrokerRequests.Count> brokerBefore = BrokerRequests.sample();
+        Map<String, Long> tcpBefore = TcpCounters.sample();
         HistogramSnapshot applyBefore = receiveToApply(pipeline.processorRegistry());
         HistogramSnapshot readBefore = receiveToRead(pipeline.processorRegistry());
         long processBefore = ThreadCpu.processMillis();
@@ -98,7 +99,7 @@ final class SoakStage {
                     + " receive -> apply mean %.0f p99 <= %.0f ms, ingress p99 %.1f ms,"
                     + " seen %d/%d (%d stale), %.0f commits/s, Redis %.0f trips %.0f ms;"
                     + " stream threads blocked on Kafka %s; CPU ms: process %d,"
-                    + " by thread: %s; broker requests/handler ms:%s",
+                    + " by thread: %s; broker requests/handler ms:%s; TCP (whole machine): %s",
                 at,
                 from,
                 Instant.now(),
@@ -122,7 +123,8 @@ final class SoakStage {
                 kafka,
                 ThreadCpu.processMillis() - processBefore,
                 ThreadCpu.top(before, ThreadCpu.sample(), 8),
-                BrokerRequests.top(brokerBefore, BrokerRequests.sample(), 6));
+                BrokerRequests.top(brokerBefore, BrokerRequests.sample(), 6),
+                TcpCounters.between(tcpBefore, TcpCounters.sample()));
         res.note(STAGE, line); // printed as it is noted
         // A window whose events did not all arrive, or whose requests failed, is a bad window
         // whatever the latency of those that did.

@@ -8,11 +8,11 @@ import org.apache.kafka.clients.CommonClientConfigs;
  * autotunes each socket's buffers.
  *
  * <p>Kafka's clients fix {@code SO_RCVBUF} at 64 KiB (consumer) or 32 KiB (producer), which turns
- * the kernel's autotuning off for that socket. A fetch response larger than that, met by a stream
- * thread that is busy for a few ms, overflowed the consumer's receive queue: the kernel dropped the
- * segment and the broker resent it only after a loss probe's ~200 ms timer. On the bench's machine
- * that stalled the stream thread's input for 206-210 ms several times a minute, which was the whole
- * end-to-end tail at 3,500 events/s (D34).
+ * the kernel's autotuning off for that socket. Fetch responses are often larger than that: the
+ * kernel dropped segments from full receive queues, and TCP resent them only after about 200 ms,
+ * its minimum retransmission timeout. On the bench's machine that stalled the stream thread's input
+ * for 206-210 ms several times a minute, which was the whole end-to-end tail at 3,500 events/s
+ * (D34).
  */
 public final class SocketBuffers {
   /** {@code receive.buffer.bytes} and {@code send.buffer.bytes} at -1: the OS's own sizes. */
