@@ -176,6 +176,50 @@ class ProcessorIT {
   }
 
   /**
+   * A Kafka timeout in a drain (a punctuator) under exactly-once does not kill the stream thread:
+   * Streams marks the task corrupted and rebuilds it on the same thread. Measured here (Kafka
+   * Streams 4.4.0): the rebuilt task gets a new processor, so its cache of run heads (D33) starts
+   * empty, and the event the failed drain applied is neither lost nor applied again.
+   */
+  @Test
+  void aKafkaTimeoutInADrainRebuildsTheTaskWithoutLosingOrDoublingTheEvent(Infra infra)
+      throws Exception {
+    AtomicInteger timeouts = new AtomicInteger();
+    try (ProcessorHarness h =
+            new ProcessorHarness(
+                infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("revive"), 16);
+        ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
+      h.with("PROCESSOR_COMMIT_INTERVAL_MS", "5000"); // the timeout comes before the commit
+      // One task, so the task that throws is the one that applied the event. With more, another
+      // task's drain may carry the event's marker (D25) and throw instead.
+      h.with("TOPIC_PARTITIONS", "1");
+      h.start(
+          ids -> {
+            if (ids.contains("req-revive") && timeouts.getAndIncrement() == 0) {
+              throw new org.apache.kafka.common.errors.TimeoutException(
+                  "injected timeout after done, before commit");
+            }
+          });
+      Set<String> threads = streamThreads(h);
+      h.send("run-r", "req-revive", T0);
+      await().atMost(Duration.ofSeconds(30)).until(() -> timeouts.get() >= 1);
+
+      h.send("run-r", "req-after", T0.plusSeconds(1)); // a marker: everything before it is out
+      await().atMost(Duration.ofSeconds(30)).until(() -> events.poll().size() >= 2);
+      assertThat(events.requestIds()).containsExactly("req-revive", "req-after");
+      assertThat(queryRun(h, "run-r").appliedCount()).isEqualTo(2);
+      assertThat(h.count("applied", "store")).isEqualTo(2);
+      assertThat(streamThreads(h)).as("rebuilt in place, not a replaced thread").isEqualTo(threads);
+    }
+  }
+
+  private static Set<String> streamThreads(ProcessorHarness h) {
+    Set<String> names = new HashSet<>();
+    h.app.streams().metadataForLocalThreads().forEach(t -> names.add(t.threadName()));
+    return names;
+  }
+
+  /**
    * Streams never leaves its group on close, so a processor restarted under a new member id waits
    * out the old member's session before it gets its tasks. With a group instance id (a StatefulSet
    * pod's name) the restarted processor takes them back at once (D29): here the session is two
