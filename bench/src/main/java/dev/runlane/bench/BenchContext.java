@@ -1,15 +1,18 @@
 package dev.runlane.bench;
 
+import dev.runlane.common.kafka.SocketBuffers;
 import dev.runlane.common.kafka.TopicEnsurer;
 import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.embedded.EmbeddedKafka;
 import dev.runlane.embedded.EmbeddedRedis;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.DoubleStream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.streams.KafkaStreams;
 
 /** What the stages share: the run mode, the broker, an owned Redis, the results. */
@@ -52,6 +55,19 @@ final class BenchContext implements AutoCloseable {
         .map(e -> e.getValue().metricValue())
         .filter(Number.class::isInstance)
         .mapToDouble(v -> ((Number) v).doubleValue());
+  }
+
+  /**
+   * The settings of the bench's readers: they see only committed output, as a consumer of the
+   * pipeline would, commit no offsets, and size their sockets as the services' clients do (D34). A
+   * new map, for the caller to add to.
+   */
+  static Map<String, Object> readCommittedConsumer(String bootstrap) {
+    Map<String, Object> c = new HashMap<>(SocketBuffers.OS_DEFAULTS);
+    c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    return c;
   }
 
   /** The bench's broker settings: {@link #BROKER_DEFAULTS}, then a run's overrides. */

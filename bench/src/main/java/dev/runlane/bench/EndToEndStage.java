@@ -1,7 +1,6 @@
 package dev.runlane.bench;
 
 import dev.runlane.common.kafka.RecordHeaders;
-import dev.runlane.common.kafka.SocketBuffers;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.ingress.IngressApp;
@@ -478,12 +477,8 @@ final class EndToEndStage {
       Latency latency,
       AtomicLong matched,
       java.util.concurrent.CountDownLatch positioned) {
-    Map<String, Object> c = new HashMap<>();
-    c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    Map<String, Object> c = BenchContext.readCommittedConsumer(bootstrap);
     c.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 5);
-    c.putAll(SocketBuffers.OS_DEFAULTS); // as the services' clients (D34)
     try (KafkaConsumer<byte[], byte[]> consumer =
         new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       List<TopicPartition> parts =

@@ -1,6 +1,5 @@
 package dev.runlane.bench;
 
-import dev.runlane.common.kafka.SocketBuffers;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.processor.ProcessorApp;
@@ -20,7 +19,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -31,7 +29,6 @@ import java.util.stream.DoubleStream;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -389,13 +386,9 @@ final class RebuildStage {
 
   /** {records, seconds}: a read_committed consumer from the beginning to the end offsets. */
   static double[] rawRead(String bootstrap, List<String> topics) {
-    Map<String, Object> c = new HashMap<>();
-    c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     // Streams' restore consumer uses max.poll.records 1000 by default too; keep the client
     // defaults, but not the fixed receive buffer, which the processor's clients drop (D34).
-    c.putAll(SocketBuffers.OS_DEFAULTS);
+    Map<String, Object> c = BenchContext.readCommittedConsumer(bootstrap);
     long start = System.nanoTime();
     long records = 0;
     try (KafkaConsumer<byte[], byte[]> consumer =

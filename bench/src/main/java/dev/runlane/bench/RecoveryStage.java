@@ -1,7 +1,6 @@
 package dev.runlane.bench;
 
 import dev.runlane.common.kafka.RecordHeaders;
-import dev.runlane.common.kafka.SocketBuffers;
 import java.io.File;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -14,7 +13,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -28,7 +26,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.Callback;
@@ -110,11 +107,7 @@ final class RecoveryStage {
     Thread reader =
         new Thread(
             () -> {
-              Map<String, Object> c = new HashMap<>();
-              c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-              c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-              c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-              c.putAll(SocketBuffers.OS_DEFAULTS); // as the services' clients (D34)
+              Map<String, Object> c = BenchContext.readCommittedConsumer(bootstrap);
               try (KafkaConsumer<byte[], byte[]> consumer =
                   new KafkaConsumer<>(
                       c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {

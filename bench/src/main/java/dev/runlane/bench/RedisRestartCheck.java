@@ -1,7 +1,6 @@
 package dev.runlane.bench;
 
 import dev.runlane.common.kafka.RecordHeaders;
-import dev.runlane.common.kafka.SocketBuffers;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.embedded.EmbeddedRedis;
@@ -13,7 +12,6 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
@@ -22,7 +20,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -283,11 +280,7 @@ final class RedisRestartCheck {
 
   private static void read(
       String bootstrap, String events, AtomicBoolean stop, Map<String, Integer> seen) {
-    Map<String, Object> c = new HashMap<>();
-    c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    c.putAll(SocketBuffers.OS_DEFAULTS); // as the services' clients (D34)
+    Map<String, Object> c = BenchContext.readCommittedConsumer(bootstrap);
     try (KafkaConsumer<byte[], byte[]> consumer =
         new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       var parts =
