@@ -11,8 +11,8 @@ import java.util.function.Function;
  * thread's wall time at 3,500 events/s (BENCHMARKS.md, fourteenth pass).
  *
  * <p>Correct only while every write to the store goes through {@link #applied} and the cache lives
- * no longer than the task's view of the store: the processor makes a new one in {@code init()},
- * which Streams calls again after an aborted transaction rolled the store back.
+ * no longer than the task's view of the store: the processor makes a new one in {@code init()}
+ * (D33).
  *
  * <p>Confined to its task's stream thread.
  */

@@ -122,8 +122,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
           context.taskId());
     }
     this.runs = context.getStateStore(StoreNames.RUNS);
-    // New with every init(): Streams calls it again after an aborted transaction rolled the store
-    // back, and a head cached before that would decide against a state that no longer exists.
+    // New with every init(): a head cached before the store was rolled back or restored would
+    // decide against a state that no longer exists. Streams 4.4.0 rebuilt a corrupted task with a
+    // new processor (ProcessorIT), but may call init() again on this one (read with javap, D33).
     this.heads = new RunHeads(CACHED_RUN_HEADS);
     // Stable across restarts and failover; a zombie with the same task id is fenced (DESIGN §6).
     // The task id alone: DEDUP_KEY_PREFIX already separates deployments, and every byte of the
