@@ -1,6 +1,7 @@
 package dev.runlane.ingress;
 
 import dev.runlane.common.envelope.EnvelopeParser;
+import dev.runlane.common.generation.ControlTopic;
 import dev.runlane.common.http.AdminServer;
 import dev.runlane.common.kafka.TopicEnsurer;
 import dev.runlane.common.signature.StandardWebhooksVerifier;
@@ -11,6 +12,7 @@ import dev.runlane.ingress.http.IngressServer;
 import dev.runlane.ingress.http.Routes;
 import dev.runlane.ingress.http.WebhookHandler;
 import dev.runlane.ingress.http.WebhookSource;
+import dev.runlane.ingress.publish.InputFollower;
 import dev.runlane.ingress.publish.ProducerSettings;
 import dev.runlane.ingress.publish.WebhookPublisher;
 import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
@@ -27,6 +29,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,6 +51,7 @@ public final class IngressApp implements AutoCloseable {
   private final AtomicBoolean ready;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AdminServer admin;
+  private final InputFollower input;
   private final WebhookPublisher publisher;
   private final KafkaClientMetrics producerMetrics;
   private final Vertx vertx;
@@ -57,6 +61,7 @@ public final class IngressApp implements AutoCloseable {
       IngressConfig config,
       AtomicBoolean ready,
       AdminServer admin,
+      InputFollower input,
       WebhookPublisher publisher,
       KafkaClientMetrics producerMetrics,
       Vertx vertx,
@@ -64,6 +69,7 @@ public final class IngressApp implements AutoCloseable {
     this.config = config;
     this.ready = ready;
     this.admin = admin;
+    this.input = input;
     this.publisher = publisher;
     this.producerMetrics = producerMetrics;
     this.vertx = vertx;
@@ -96,8 +102,16 @@ public final class IngressApp implements AutoCloseable {
                   config.producerCompression(),
                   config.maxBodyBytes(),
                   "runlane-ingress"));
-      WebhookPublisher publisher = new WebhookPublisher(producer, config.topics());
-      started.add(0, () -> publisher.close(Duration.ZERO));
+      started.add(0, () -> producer.close(Duration.ZERO));
+      InputFollower input =
+          InputFollower.start(
+              Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers()),
+              config.controlTopic(),
+              config.topics().webhooks(),
+              topic -> WebhookPublisher.hasMetadata(producer, topic),
+              config.startupTimeout());
+      started.add(0, input);
+      WebhookPublisher publisher = new WebhookPublisher(producer, config.topics(), input);
       KafkaClientMetrics producerMetrics = new KafkaClientMetrics(producer);
       producerMetrics.bindTo(registry);
       started.add(0, producerMetrics);
@@ -140,8 +154,8 @@ public final class IngressApp implements AutoCloseable {
           server.port(),
           String.join(", ", routes.paths()),
           admin.port(),
-          config.topics().webhooks());
-      return new IngressApp(config, ready, admin, publisher, producerMetrics, vertx, server);
+          input.get());
+      return new IngressApp(config, ready, admin, input, publisher, producerMetrics, vertx, server);
     } catch (RuntimeException | Error e) {
       for (AutoCloseable c : started) {
         try {
@@ -183,6 +197,7 @@ public final class IngressApp implements AutoCloseable {
     ready.set(false);
     log.info("ingress shutting down");
     boolean clean = server.shutdown(config.shutdownGrace());
+    input.close();
     try {
       publisher.close(PRODUCER_CLOSE_TIMEOUT);
     } catch (RuntimeException e) {
@@ -226,8 +241,8 @@ public final class IngressApp implements AutoCloseable {
                 TopicEnsurer.plain(config.topics().webhooks(), config.topicSettings()),
                 maxMessageBytes),
             TopicEnsurer.sized(
-                TopicEnsurer.plain(config.topics().dlq(), config.topicSettings()),
-                maxMessageBytes));
+                TopicEnsurer.plain(config.topics().dlq(), config.topicSettings()), maxMessageBytes),
+            ControlTopic.newTopic(config.controlTopic(), config.topicSettings()));
     int timeoutMs = (int) Math.min(Integer.MAX_VALUE, config.startupTimeout().toMillis());
     try (Admin admin =
         Admin.create(

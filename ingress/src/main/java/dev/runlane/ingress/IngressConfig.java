@@ -3,6 +3,7 @@ package dev.runlane.ingress;
 import dev.runlane.common.config.ConfigException;
 import dev.runlane.common.config.EnvReader;
 import dev.runlane.common.config.Secret;
+import dev.runlane.common.generation.ControlTopic;
 import dev.runlane.common.kafka.Compression;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.kafka.TopicSettings;
@@ -41,6 +42,7 @@ import org.slf4j.LoggerFactory;
  * @param eventLoops {@code INGRESS_EVENT_LOOPS}
  * @param topics {@code TOPIC_*}
  * @param topicSettings {@code TOPIC_PARTITIONS}, {@code TOPIC_REPLICATION_FACTOR}
+ * @param controlTopic {@code TOPIC_CONTROL}: where the operator tools say which input to write
  */
 public record IngressConfig(
     String bootstrapServers,
@@ -60,7 +62,8 @@ public record IngressConfig(
     Compression producerCompression,
     int eventLoops,
     TopicNames topics,
-    TopicSettings topicSettings) {
+    TopicSettings topicSettings,
+    String controlTopic) {
 
   /** Sume gives each delivery attempt 10 s; the ack deadline must stay below it. */
   public static final Duration SUME_ATTEMPT_TIMEOUT = Duration.ofSeconds(10);
@@ -115,6 +118,7 @@ public record IngressConfig(
             "INGRESS_EVENT_LOOPS", Math.max(1, Runtime.getRuntime().availableProcessors()), 1, 256);
     TopicNames topics = TopicNames.fromEnv(r);
     TopicSettings settings = TopicSettings.fromEnv(r);
+    String control = ControlTopic.nameFromEnv(r);
     if (port == adminPort) {
       r.problem("INGRESS_PORT and INGRESS_ADMIN_PORT must differ (both " + port + ")");
     }
@@ -146,7 +150,8 @@ public record IngressConfig(
         compression,
         loops,
         topics,
-        settings);
+        settings,
+        control);
   }
 
   /** The same settings on other ports (0 = a free port; for tests and the one-JVM stack). */
@@ -169,6 +174,7 @@ public record IngressConfig(
         producerCompression,
         eventLoops,
         topics,
-        topicSettings);
+        topicSettings,
+        controlTopic);
   }
 }

@@ -1,12 +1,16 @@
 package dev.runlane.processor;
 
 import dev.runlane.common.envelope.EnvelopeParser;
+import dev.runlane.common.generation.ControlTopic;
+import dev.runlane.common.generation.Generation;
 import dev.runlane.common.http.AdminServer;
 import dev.runlane.common.kafka.SocketBuffers;
 import dev.runlane.common.kafka.TopicEnsurer;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.processor.dedup.Dedup;
+import dev.runlane.processor.generation.InputChangedException;
+import dev.runlane.processor.generation.InputCheck;
 import dev.runlane.processor.runs.RunQueryHandler;
 import dev.runlane.processor.runs.RunStoreMemory;
 import dev.runlane.processor.topology.FaultHook;
@@ -17,18 +21,25 @@ import dev.runlane.processor.topology.TopologySettings;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
@@ -40,93 +51,339 @@ import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The running processor: topics ensured, Streams started, admin port open. Closes in reverse. */
+/**
+ * The running processor: topics ensured, admin port open, and Kafka Streams running the generation
+ * the control topic names (D35). A follower checks once a second which generation to run and
+ * whether its input still fits its state; it swaps Streams when the operator tools activate a new
+ * generation, and stops them for good when the input changed under them (D36). Closes in reverse.
+ */
 public final class ProcessorApp implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(ProcessorApp.class);
 
+  /** How often the follower reads the control topic and checks the input. */
+  static final Duration FOLLOW_EVERY = Duration.ofSeconds(1);
+
+  /**
+   * Stream threads that die this often are not recovering: stop and fail liveness rather than
+   * replace them for ever behind a live 200 (D36).
+   */
+  static final int MAX_THREAD_REPLACEMENTS = 5;
+
+  static final Duration REPLACEMENT_WINDOW = Duration.ofMinutes(5);
+
   private final ProcessorConfig config;
   private final Dedup dedup;
+  private final PrometheusMeterRegistry registry;
+  private final FaultHook faultHook;
   private final AdminServer admin;
-  private final KafkaStreams streams;
-  private final KafkaStreamsMetrics streamsMetrics;
-  private final String memoryPool; // null: Streams' per-store RocksDB defaults
+  private final HostInfo self;
+  private final Admin kafkaAdmin;
+  private final ControlTopic.Reader control;
+  private final ScheduledExecutorService follower;
+  private final Deque<Long> replacements = new ArrayDeque<>();
+  private final AtomicReference<Running> running;
+  private volatile String fatal;
+  private volatile Consumer<String> onFatal = reason -> {};
   private boolean closed;
+
+  /** One generation's Streams client and what was made for it. */
+  private record Running(
+      Generation generation,
+      KafkaStreams streams,
+      KafkaStreamsMetrics metrics,
+      String memoryPool) {} // memoryPool null: Streams' per-store RocksDB defaults
 
   private ProcessorApp(
       ProcessorConfig config,
       Dedup dedup,
+      PrometheusMeterRegistry registry,
+      FaultHook faultHook,
       AdminServer admin,
-      KafkaStreams streams,
-      KafkaStreamsMetrics streamsMetrics,
-      String memoryPool) {
+      HostInfo self,
+      AtomicReference<Running> running) {
     this.config = config;
     this.dedup = dedup;
+    this.registry = registry;
+    this.faultHook = faultHook;
     this.admin = admin;
-    this.streams = streams;
-    this.streamsMetrics = streamsMetrics;
-    this.memoryPool = memoryPool;
+    this.self = self;
+    this.running = running;
+    this.kafkaAdmin = Admin.create(adminSettings(config));
+    this.control =
+        new ControlTopic.Reader(
+            Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers()),
+            config.controlTopic(),
+            config.topics().webhooks());
+    this.follower =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "processor-generations");
+              t.setDaemon(true);
+              return t;
+            });
   }
 
+  /**
+   * Starts the processor on the generation the control topic names.
+   *
+   * @throws InputChangedException if that generation's input no longer fits its state
+   */
   public static ProcessorApp start(
       ProcessorConfig config, Dedup dedup, PrometheusMeterRegistry registry, FaultHook faultHook) {
     ensureTopics(config);
-    AtomicReference<KafkaStreams> streamsRef = new AtomicReference<>();
-    AtomicReference<HostInfo> self = new AtomicReference<>();
+    AtomicReference<Running> running = new AtomicReference<>();
+    AtomicReference<ProcessorApp> appRef = new AtomicReference<>();
+    AtomicReference<HostInfo> selfRef = new AtomicReference<>();
     AdminServer admin =
         AdminServer.start(
             "0.0.0.0",
             config.port(),
             registry,
+            () -> appRef.get() == null || appRef.get().fatal == null,
             () -> {
-              KafkaStreams s = streamsRef.get();
-              return s != null && s.state() == KafkaStreams.State.RUNNING;
+              Running r = running.get();
+              return r != null && r.streams().state() == KafkaStreams.State.RUNNING;
             },
-            Map.of("/runs/", new RunQueryHandler(streamsRef::get, StoreNames.RUNS, self::get)));
+            Map.of(
+                "/runs/",
+                new RunQueryHandler(
+                    () -> {
+                      Running r = running.get();
+                      return r == null ? null : r.streams();
+                    },
+                    StoreNames.RUNS,
+                    selfRef::get)));
+    ProcessorApp app;
     try {
-      self.set(new HostInfo(config.advertisedHost(), admin.port()));
-      Topology topology =
-          ProcessorTopology.build(
-              TopologySettings.from(config),
-              dedup,
-              new ProcessorMetrics(registry),
-              EnvelopeParser.withDefaults(),
-              faultHook);
-      Properties properties = streamsProperties(config, self.get());
-      KafkaStreams streams = new KafkaStreams(topology, properties);
-      streams.setUncaughtExceptionHandler(
-          e -> {
-            log.error(
-                "stream thread died; replacing it (its tasks restart from the last commit)", e);
-            return StreamThreadExceptionResponse.REPLACE_THREAD;
-          });
-      streams.setStateListener(
-          (next, previous) -> log.info("streams state {} -> {}", previous, next));
-      KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);
-      streamsMetrics.bindTo(registry);
-      streamsRef.set(streams);
-      streams.start();
-      log.info(
-          "processor started: application.id={} input={} admin port={} dedup={}",
-          config.applicationId(),
-          config.topics().webhooks(),
-          admin.port(),
-          dedup.enabled() ? "redis" : "off");
-      return new ProcessorApp(
-          config,
-          dedup,
-          admin,
-          streams,
-          streamsMetrics,
-          properties.getProperty(RunStoreMemory.POOL_CONFIG));
+      selfRef.set(new HostInfo(config.advertisedHost(), admin.port()));
+      app = new ProcessorApp(config, dedup, registry, faultHook, admin, selfRef.get(), running);
+      appRef.set(app);
     } catch (RuntimeException e) {
       admin.close();
       throw e;
     }
+    try {
+      app.follow(true);
+    } catch (RuntimeException e) {
+      app.close();
+      throw e;
+    }
+    app.follower.scheduleWithFixedDelay(
+        () -> app.follow(false),
+        FOLLOW_EVERY.toMillis(),
+        FOLLOW_EVERY.toMillis(),
+        TimeUnit.MILLISECONDS);
+    return app;
+  }
+
+  /**
+   * Reads which generation to run and runs it: starts it, swaps to it, or stops Streams while a
+   * replay is prepared; and checks that the running generation's input still fits its state.
+   *
+   * @param first at start: failures are thrown instead of logged
+   */
+  private synchronized void follow(boolean first) {
+    if (closed || fatal != null) {
+      return;
+    }
+    try {
+      Generation latest =
+          control
+              .latest(Duration.ofSeconds(first ? 30 : 10))
+              .orElse(Generation.initial(config.applicationId(), config.topics().webhooks()));
+      if (!latest.baseApplicationId().equals(config.applicationId())) {
+        throw new InputChangedException(
+            "the control record of "
+                + config.topics().webhooks()
+                + " in "
+                + config.controlTopic()
+                + " belongs to PROCESSOR_APPLICATION_ID="
+                + latest.baseApplicationId()
+                + ", not "
+                + config.applicationId()
+                + ": two processor deployments share one input");
+      }
+      Generation target = latest.toRun();
+      Running now = running.get();
+      if (target == null) {
+        if (now != null || first) {
+          log.info(
+              "{} is being prepared by the operator tools: Streams stopped until it is active",
+              latest.describe());
+        }
+        if (now != null) {
+          stopStreams(now, true);
+        }
+        return;
+      }
+      InputCheck.verify(kafkaAdmin, target, Duration.ofSeconds(10));
+      if (now != null && now.generation().applicationId().equals(target.applicationId())) {
+        return;
+      }
+      if (now != null) {
+        log.info(
+            "switching from generation {} to {}", now.generation().number(), target.describe());
+        stopStreams(now, true);
+      }
+      running.set(startStreams(target));
+    } catch (InputChangedException e) {
+      if (first) {
+        throw e;
+      }
+      fail(e.getMessage());
+    } catch (RuntimeException e) {
+      if (first) {
+        throw e;
+      }
+      log.warn("could not follow the control topic (will retry): {}", e.toString());
+    }
+  }
+
+  private Running startStreams(Generation generation) {
+    Topology topology =
+        ProcessorTopology.build(
+            TopologySettings.from(config, generation),
+            dedup,
+            new ProcessorMetrics(registry),
+            EnvelopeParser.withDefaults(),
+            faultHook);
+    Properties properties = streamsProperties(config, self, generation.applicationId());
+    KafkaStreams streams = new KafkaStreams(topology, properties);
+    streams.setUncaughtExceptionHandler(this::onStreamThreadDied);
+    streams.setStateListener(
+        (next, previous) -> {
+          log.info("streams state {} -> {}", previous, next);
+          if (next == KafkaStreams.State.ERROR) {
+            fail("Kafka Streams of " + generation.describe() + " stopped in state ERROR");
+          }
+        });
+    KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);
+    streamsMetrics.bindTo(registry);
+    streams.start();
+    log.info(
+        "processor started: {} admin port={} dedup={}",
+        generation.describe(),
+        admin.port(),
+        dedup.enabled() ? "redis" : "off");
+    return new Running(
+        generation, streams, streamsMetrics, properties.getProperty(RunStoreMemory.POOL_CONFIG));
+  }
+
+  private StreamThreadExceptionResponse onStreamThreadDied(Throwable e) {
+    if (invalidPartitions(e)) {
+      fail(
+          "the input's partitions changed under the running processor ("
+              + rootMessage(e)
+              + "): partitions were added outside `runlane partitions grow`. See"
+              + " docs/operations.md, 'Partitions added by hand'.");
+      return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+    }
+    long now = System.nanoTime();
+    synchronized (replacements) {
+      replacements.addLast(now);
+      while (now - replacements.peekFirst() > REPLACEMENT_WINDOW.toNanos()) {
+        replacements.removeFirst();
+      }
+      if (replacements.size() > MAX_THREAD_REPLACEMENTS) {
+        fail(
+            "stream threads died "
+                + replacements.size()
+                + " times within "
+                + REPLACEMENT_WINDOW.toMinutes()
+                + " minutes; the last: "
+                + e);
+        return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+      }
+    }
+    log.error("stream thread died; replacing it (its tasks restart from the last commit)", e);
+    return StreamThreadExceptionResponse.REPLACE_THREAD;
+  }
+
+  /** Streams' own words when a changelog no longer matches its grown input. */
+  private static boolean invalidPartitions(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t.getMessage() != null && t.getMessage().contains("has invalid partitions")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t.getMessage();
+  }
+
+  /** Stops for good: liveness turns DOWN, Streams closes, {@link #onFatal} hears why. */
+  private void fail(String reason) {
+    synchronized (replacements) {
+      if (fatal != null) {
+        return;
+      }
+      fatal = reason;
+    }
+    log.error("processor stopped: {}", reason);
+    // Not on a stream thread: closing Streams from its own thread would wait for itself.
+    Thread stopper =
+        new Thread(
+            () -> {
+              Running r = running.getAndSet(null);
+              if (r != null) {
+                stopStreams(r, false);
+              }
+              onFatal.accept(reason);
+            },
+            "processor-fatal");
+    stopper.setDaemon(true);
+    stopper.start();
+  }
+
+  /**
+   * Called once, on a thread of its own, when the processor stops for good (see {@link #fatal}).
+   */
+  public void onFatal(Consumer<String> listener) {
+    this.onFatal = listener;
+    String reason = fatal;
+    if (reason != null) {
+      listener.accept(reason);
+    }
+  }
+
+  /** Why the processor stopped for good, or null while it runs (or can recover on its own). */
+  public String fatal() {
+    return fatal;
+  }
+
+  private void stopStreams(Running r, boolean leaveGroup) {
+    running.compareAndSet(r, null);
+    // Leaving the group on a swap lets the next generation's members and the tools see this one
+    // gone at once; on shutdown we stay, so a restart with a static id takes its tasks back (D29).
+    boolean storesClosed =
+        r.streams()
+            .close(
+                CloseOptions.groupMembershipOperation(
+                        leaveGroup
+                            ? CloseOptions.GroupMembershipOperation.LEAVE_GROUP
+                            : CloseOptions.GroupMembershipOperation.DEFAULT)
+                    .withTimeout(Duration.ofSeconds(30)));
+    r.metrics().close();
+    if (r.memoryPool() != null && storesClosed) {
+      // Freed only once no store can use it: a store still open on a freed cache would crash
+      // the JVM, where a leaked cache costs memory in a process that is stopping anyway.
+      RunStoreMemory.release(r.memoryPool());
+    }
   }
 
   static Properties streamsProperties(ProcessorConfig config, HostInfo self) {
+    return streamsProperties(config, self, config.applicationId());
+  }
+
+  static Properties streamsProperties(ProcessorConfig config, HostInfo self, String applicationId) {
     Properties p = new Properties();
-    p.put(StreamsConfig.APPLICATION_ID_CONFIG, config.applicationId());
+    p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
     p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
     p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, config.processingGuarantee());
     p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, config.streamThreads());
@@ -168,7 +425,7 @@ public final class ProcessorApp implements AutoCloseable {
     p.put(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, config.transactionalStateStores());
     if (config.rocksDbMemoryMb() > 0) {
       p.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, RunStoreMemory.class);
-      p.put(RunStoreMemory.POOL_CONFIG, config.applicationId() + "/" + UUID.randomUUID());
+      p.put(RunStoreMemory.POOL_CONFIG, applicationId + "/" + UUID.randomUUID());
       p.put(RunStoreMemory.BYTES_CONFIG, config.rocksDbMemoryMb() * 1024L * 1024L);
     }
     config
@@ -190,13 +447,8 @@ public final class ProcessorApp implements AutoCloseable {
   private static void ensureTopics(ProcessorConfig config) {
     TopicNames t = config.topics();
     TopicSettings s = config.topicSettings();
-    try (Admin admin =
-        Admin.create(
-            Map.of(
-                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
-                config.bootstrapServers(),
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-                30_000))) {
+    try (Admin admin = Admin.create(adminSettings(config))) {
+      ControlTopic.ensure(admin, config.controlTopic(), s);
       int max = TopicEnsurer.maxMessageBytes(config.maxBodyBytes());
       TopicEnsurer.ensure(
           admin,
@@ -213,8 +465,24 @@ public final class ProcessorApp implements AutoCloseable {
     }
   }
 
+  private static Map<String, Object> adminSettings(ProcessorConfig config) {
+    return Map.of(
+        AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+        config.bootstrapServers(),
+        AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+        30_000);
+  }
+
+  /** The Streams client of the running generation, or null while none runs. */
   public KafkaStreams streams() {
-    return streams;
+    Running r = running.get();
+    return r == null ? null : r.streams();
+  }
+
+  /** The generation running now, or null while none runs (a replay being prepared, stopped). */
+  public Generation generation() {
+    Running r = running.get();
+    return r == null ? null : r.generation();
   }
 
   /**
@@ -225,9 +493,9 @@ public final class ProcessorApp implements AutoCloseable {
   public void awaitRunning(Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
     KafkaStreams.State state;
-    while ((state = streams.state()) != KafkaStreams.State.RUNNING) {
-      if (state == KafkaStreams.State.ERROR || state == KafkaStreams.State.NOT_RUNNING) {
-        throw new IllegalStateException("the processor stopped while starting: " + state);
+    while ((state = stateNow()) != KafkaStreams.State.RUNNING) {
+      if (fatal != null) {
+        throw new IllegalStateException("the processor stopped while starting: " + fatal);
       }
       if (System.nanoTime() - deadline > 0) {
         throw new IllegalStateException(
@@ -238,6 +506,12 @@ public final class ProcessorApp implements AutoCloseable {
     }
   }
 
+  /** The running generation's Streams state, or CREATED while none runs yet. */
+  private KafkaStreams.State stateNow() {
+    KafkaStreams s = streams();
+    return s == null ? KafkaStreams.State.CREATED : s.state();
+  }
+
   public int adminPort() {
     return admin.port();
   }
@@ -246,22 +520,24 @@ public final class ProcessorApp implements AutoCloseable {
     return config;
   }
 
-  /** Closes in reverse order of start: admin port, Streams (committing), Redis. */
+  /** Closes in reverse order of start: follower, admin port, Streams (committing), Redis. */
   @Override
-  public synchronized void close() {
-    if (closed) {
-      return;
+  public void close() {
+    follower.shutdownNow();
+    synchronized (this) { // after any follow() in progress
+      if (closed) {
+        return;
+      }
+      closed = true;
     }
-    closed = true;
     log.info("processor stopping");
     admin.close();
-    boolean storesClosed = streams.close(Duration.ofSeconds(30));
-    streamsMetrics.close();
-    if (memoryPool != null && storesClosed) {
-      // Freed only once no store can use it: a store still open on a freed cache would crash
-      // the JVM, where a leaked cache costs memory in a process that is stopping anyway.
-      RunStoreMemory.release(memoryPool);
+    Running r = running.getAndSet(null);
+    if (r != null) {
+      stopStreams(r, false);
     }
+    control.close();
+    kafkaAdmin.close(Duration.ofSeconds(5));
     dedup.close();
     log.info("processor stopped");
   }

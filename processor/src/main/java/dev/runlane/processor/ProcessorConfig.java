@@ -1,6 +1,7 @@
 package dev.runlane.processor;
 
 import dev.runlane.common.config.EnvReader;
+import dev.runlane.common.generation.ControlTopic;
 import dev.runlane.common.kafka.Compression;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.kafka.TopicSettings;
@@ -47,7 +48,8 @@ public record ProcessorConfig(
     Compression producerCompression,
     int maxBodyBytes,
     int rocksDbMemoryMb,
-    Optional<String> groupInstanceId) {
+    Optional<String> groupInstanceId,
+    String controlTopic) {
 
   private static final Logger log = LoggerFactory.getLogger(ProcessorConfig.class);
 
@@ -119,7 +121,9 @@ public record ProcessorConfig(
             r.integer("PROCESSOR_ROCKSDB_MEMORY_MB", 256, 0, 1024 * 1024),
             // Static group membership: a restarted instance with the same id takes its tasks
             // back at once instead of after the session timeout (D29). Unset: dynamic members.
-            Optional.ofNullable(r.string("PROCESSOR_GROUP_INSTANCE_ID", null)));
+            Optional.ofNullable(r.string("PROCESSOR_GROUP_INSTANCE_ID", null)),
+            // Which generation runs is read from here (D35); written by the operator tools only.
+            ControlTopic.nameFromEnv(r));
     if (!Set.of("exactly_once_v2", "at_least_once").contains(config.processingGuarantee())) {
       r.problem(
           "PROCESSING_GUARANTEE='"
@@ -208,7 +212,8 @@ public record ProcessorConfig(
         producerCompression,
         maxBodyBytes,
         rocksDbMemoryMb,
-        groupInstanceId);
+        groupInstanceId,
+        controlTopic);
   }
 
   public RedisDedupSettings redisDedupSettings() {

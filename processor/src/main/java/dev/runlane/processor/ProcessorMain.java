@@ -4,6 +4,7 @@ import dev.runlane.common.config.ConfigException;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.RedisDedup;
+import dev.runlane.processor.generation.InputChangedException;
 import dev.runlane.processor.topology.FaultHook;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.slf4j.Logger;
@@ -25,6 +26,10 @@ public final class ProcessorMain {
               ? new RedisDedup(config.redisDedupSettings(), registry)
               : Dedup.disabled();
       app = ProcessorApp.start(config, dedup, registry, FaultHook.NONE);
+    } catch (InputChangedException e) {
+      log.error("processor not started: {}", e.getMessage());
+      System.exit(2);
+      return;
     } catch (ConfigException e) {
       log.error("processor not started: {}", e.getMessage());
       System.exit(1);
@@ -35,5 +40,8 @@ public final class ProcessorMain {
       return;
     }
     Runtime.getRuntime().addShutdownHook(new Thread(app::close, "processor-shutdown"));
+    // A processor that cannot recover on its own exits, so that its supervisor notices and an
+    // operator reads the one line above saying why (D36); /health/live is DOWN meanwhile.
+    app.onFatal(reason -> System.exit(2));
   }
 }

@@ -27,7 +27,8 @@ import org.slf4j.LoggerFactory;
  * Prometheus metrics, and optional extra routes.
  *
  * <ul>
- *   <li>{@code GET /health/live}: 200 {@code {"status":"UP"}} while the process serves requests;
+ *   <li>{@code GET /health/live}: 200 {@code {"status":"UP"}} while the process serves requests and
+ *       can recover on its own, else 503 {@code {"status":"DOWN"}};
  *   <li>{@code GET /health/ready}: 200 {@code {"status":"UP"}} or 503 {@code {"status":"DOWN"}};
  *   <li>{@code GET /metrics}: Prometheus text format 0.0.4;
  *   <li>extra routes, by context path prefix (e.g. {@code /runs/}), as given;
@@ -97,6 +98,21 @@ public final class AdminServer implements AutoCloseable {
       PrometheusMeterRegistry registry,
       BooleanSupplier ready,
       Map<String, HttpHandler> extraRoutes) {
+    return start(host, port, registry, () -> true, ready, extraRoutes);
+  }
+
+  /**
+   * Binds and starts the server, with {@code /health/live} answering 503 while {@code live} is
+   * false (a service that cannot recover without a restart), so that an orchestrator restarts it.
+   */
+  public static AdminServer start(
+      String host,
+      int port,
+      PrometheusMeterRegistry registry,
+      BooleanSupplier live,
+      BooleanSupplier ready,
+      Map<String, HttpHandler> extraRoutes) {
+    Objects.requireNonNull(live, "live");
     Objects.requireNonNull(registry, "registry");
     Objects.requireNonNull(ready, "ready");
     Objects.requireNonNull(extraRoutes, "extraRoutes");
@@ -122,7 +138,14 @@ public final class AdminServer implements AutoCloseable {
     server.setExecutor(executor);
     server.createContext("/", guarded(AdminServer::notFound));
     server.createContext(
-        LIVE_PATH, guarded(get(LIVE_PATH, ex -> send(ex, 200, ErrorBody.CONTENT_TYPE, UP))));
+        LIVE_PATH,
+        guarded(
+            get(
+                LIVE_PATH,
+                ex -> {
+                  boolean up = isReady(live);
+                  send(ex, up ? 200 : 503, ErrorBody.CONTENT_TYPE, up ? UP : DOWN);
+                })));
     server.createContext(
         READY_PATH,
         guarded(

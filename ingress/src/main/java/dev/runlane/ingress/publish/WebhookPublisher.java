@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -32,10 +33,19 @@ public final class WebhookPublisher implements AutoCloseable {
 
   private final Producer<byte[], byte[]> producer;
   private final TopicNames topics;
+  private final Supplier<String> input;
 
+  /** Writes webhooks to {@code topics.webhooks()}. */
   public WebhookPublisher(Producer<byte[], byte[]> producer, TopicNames topics) {
+    this(producer, topics, topics::webhooks);
+  }
+
+  /** Writes each webhook to the topic {@code input} names at the time (see InputFollower). */
+  public WebhookPublisher(
+      Producer<byte[], byte[]> producer, TopicNames topics, Supplier<String> input) {
     this.producer = producer;
     this.topics = topics;
+    this.input = input;
   }
 
   /**
@@ -45,7 +55,7 @@ public final class WebhookPublisher implements AutoCloseable {
   public CompletionStage<RecordMetadata> publish(Envelope envelope, Inbound inbound) {
     ProducerRecord<byte[], byte[]> record =
         new ProducerRecord<>(
-            topics.webhooks(),
+            input.get(),
             null,
             inbound.receivedAt().toEpochMilli(),
             envelope.runId().getBytes(StandardCharsets.UTF_8),
@@ -99,7 +109,7 @@ public final class WebhookPublisher implements AutoCloseable {
    */
   public void awaitMetadata(Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
-    for (String topic : List.of(topics.webhooks(), topics.dlq())) {
+    for (String topic : List.of(input.get(), topics.dlq())) {
       while (true) {
         long attempt = System.nanoTime();
         try {
@@ -115,6 +125,15 @@ public final class WebhookPublisher implements AutoCloseable {
           pauseUntil(attempt + RETRY_BACKOFF.toNanos());
         }
       }
+    }
+  }
+
+  /** Whether the producer has {@code topic}'s metadata (asking for it waits max.block.ms). */
+  public static boolean hasMetadata(Producer<?, ?> producer, String topic) {
+    try {
+      return !producer.partitionsFor(topic).isEmpty();
+    } catch (TimeoutException e) {
+      return false;
     }
   }
 

@@ -20,7 +20,12 @@ public enum Claim {
   /** Seen earlier in the same batch: the first copy holds this task's fresh claim. */
   EARLIER_IN_BATCH,
   /** Redis could not be asked; decide on the run store alone. */
-  UNAVAILABLE;
+  UNAVAILABLE,
+  /**
+   * Not asked: a replaying generation re-derives an event that an earlier generation decided, and
+   * decides it on the run store alone, so that no Redis marker of any generation can skew it (D35).
+   */
+  REPLAY;
 
   static final String PROCESSING = "processing:";
   static final String DONE = "done:";

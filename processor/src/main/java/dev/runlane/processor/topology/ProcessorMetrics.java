@@ -18,10 +18,13 @@ public final class ProcessorMetrics {
   public static final String RECEIVE_TO_READ = "runlane.processor.receive.to.read.latency";
   public static final String BATCH_SIZE = "runlane.processor.batch.size";
   public static final String DEGRADED = "runlane.processor.degraded.decisions";
+  public static final String REPLAYED = "runlane.processor.replayed";
 
   private final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
   private final Counter invalid;
   private final Counter degraded;
+  private final Counter replayedSilent;
+  private final Counter replayedMarked;
   private final Timer endToEnd;
   private final Timer receiveToRead;
   private final DistributionSummary batchSize;
@@ -42,6 +45,14 @@ public final class ProcessorMetrics {
         Counter.builder(DEGRADED)
             .description("Events decided on the run store alone because Redis did not answer")
             .register(registry);
+    // A replaying generation's re-derived events (D35): silent ones leave no output, marked ones
+    // are emitted again with the runlane.replay header.
+    replayedSilent =
+        Counter.builder(REPLAYED)
+            .description("Events of a replay range re-decided, by what was emitted for them")
+            .tag("range", "silent")
+            .register(registry);
+    replayedMarked = Counter.builder(REPLAYED).tag("range", "marked").register(registry);
     endToEnd =
         Timer.builder(END_TO_END)
             .description("From the ingress receiving the webhook to the event being applied")
@@ -66,6 +77,10 @@ public final class ProcessorMetrics {
 
   void invalid() {
     invalid.increment();
+  }
+
+  void replayed(boolean marked) {
+    (marked ? replayedMarked : replayedSilent).increment();
   }
 
   void degraded(int events) {

@@ -3,6 +3,7 @@ package dev.runlane.processor.topology;
 import dev.runlane.common.envelope.Envelope;
 import dev.runlane.common.envelope.EnvelopeException;
 import dev.runlane.common.envelope.EnvelopeParser;
+import dev.runlane.common.generation.Replay;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Claim;
@@ -129,7 +130,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     // Stable across restarts and failover; a zombie with the same task id is fenced (DESIGN §6).
     // The task id alone: DEDUP_KEY_PREFIX already separates deployments, and every byte of the
     // value is paid once per key for the done TTL (D15).
-    this.owner = context.taskId().toString();
+    // A later generation's prefix names it in every marker, so that its tasks never read an older
+    // generation's marker as their own (D35).
+    this.owner = settings.ownerPrefix() + context.taskId().toString();
     this.peers = threadTasks.join(this);
     scheduleDrains();
   }
@@ -155,19 +158,19 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       tooLarge(record);
       return;
     }
+    long offset = context.recordMetadata().orElseThrow().offset();
     Envelope envelope;
     try {
       envelope = parser.parse(record.value() == null ? new byte[0] : record.value());
     } catch (EnvelopeException e) {
-      toDeadLetters(record, e.code(), e.getMessage());
+      toDeadLetters(record, offset, e.code(), e.getMessage());
       return;
     }
     if (!envelope.runId().equals(record.key())) {
       // The key decides the partition, so the run's order guard lives with the key's partition.
-      toDeadLetters(record, "key_mismatch", "record key is not the envelope's run id");
+      toDeadLetters(record, offset, "key_mismatch", "record key is not the envelope's run id");
       return;
     }
-    long offset = context.recordMetadata().orElseThrow().offset();
     pending.put(
         offset,
         new PendingEvent(
@@ -178,7 +181,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
             record.timestamp(),
             record.headers(),
             record.value()));
-    if (dedup.enabled()) {
+    if (dedup.enabled() && rangeOf(offset) == Replay.Range.LIVE) {
       unclaimed.add(envelope.requestId());
     }
     if (++parkedSinceDrain >= settings.batchSize()) {
@@ -223,15 +226,12 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   private void decideBatch(List<KeyValue<Long, PendingEvent>> batch, Set<String> waitingRuns) {
     Set<String> requestIds = new LinkedHashSet<>();
     for (KeyValue<Long, PendingEvent> kv : batch) {
-      if (!waitingRuns.contains(kv.value.runId())) {
+      if (!waitingRuns.contains(kv.value.runId()) && rangeOf(kv.key) == Replay.Range.LIVE) {
         requestIds.add(kv.value.requestId());
       }
     }
     for (KeyValue<Long, PendingEvent> kv : batch) {
       unclaimed.remove(kv.value.requestId()); // claimed below, or released as its run waits
-    }
-    if (requestIds.isEmpty()) {
-      return;
     }
     Map<String, Claim> claims = new HashMap<>(requestIds.size() * 2);
     List<String> doneFirst = List.of();
@@ -271,8 +271,11 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
           }
           continue;
         }
-        Claim claim = claims.get(event.requestId());
-        if (claim != Claim.UNAVAILABLE && !decided.add(event.requestId())) {
+        Replay.Range range = rangeOf(kv.key);
+        Claim claim = range == Replay.Range.LIVE ? claims.get(event.requestId()) : Claim.REPLAY;
+        if (claim != Claim.UNAVAILABLE
+            && claim != Claim.REPLAY
+            && !decided.add(event.requestId())) {
           claim = Claim.EARLIER_IN_BATCH;
         }
         RunState.Head current = heads.get(event.runId(), this::storedHead);
@@ -284,7 +287,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
           decided.remove(event.requestId());
           continue;
         }
-        act(event, current, outcome);
+        act(event, current, outcome, range);
         pending.delete(kv.key);
         counts.merge(outcome, 1, Integer::sum);
         if (claim == Claim.UNAVAILABLE) {
@@ -396,10 +399,18 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
   }
 
-  private void act(PendingEvent event, RunState.Head current, Outcome outcome) {
+  /** What a replay range does with an input record: nothing silent, marked, or as usual. */
+  private Replay.Range rangeOf(long offset) {
+    return settings.rangeOf(context.taskId().partition(), offset);
+  }
+
+  private void act(PendingEvent event, RunState.Head current, Outcome outcome, Replay.Range range) {
+    if (range != Replay.Range.LIVE) {
+      metrics.replayed(range == Replay.Range.MARKED);
+    }
     switch (outcome) {
-      case APPLY -> apply(event, current);
-      case STALE -> stale(event, current);
+      case APPLY -> apply(event, current, range);
+      case STALE -> stale(event, current, range);
       case DUPLICATE_REDIS, DUPLICATE_STORE ->
           log.debug(
               "duplicate request_id={} run_id={} layer={}",
@@ -415,7 +426,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     return stored == null ? null : RunStateJson.readHead(stored);
   }
 
-  private void apply(PendingEvent event, RunState.Head current) {
+  private void apply(PendingEvent event, RunState.Head current, Replay.Range range) {
     RunState next =
         RunState.apply(
             current,
@@ -428,16 +439,40 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     byte[] json = RunStateJson.withDataOf(next, event.raw());
     runs.put(event.runId(), json);
     heads.applied(event.runId(), next.head());
+    if (range == Replay.Range.SILENT) {
+      return; // an earlier generation emitted it, and sume.runs holds this state already
+    }
     context.forward(
-        new Record<>(event.runId(), event.raw(), event.timestamp(), copy(event.headers())),
+        new Record<>(event.runId(), event.raw(), event.timestamp(), output(event.headers(), range)),
         ProcessorTopology.EVENTS_SINK);
     context.forward(
-        new Record<>(event.runId(), json, event.timestamp()), ProcessorTopology.RUNS_SINK);
-    metrics.applied(event.headers());
+        new Record<>(event.runId(), json, event.timestamp(), output(null, range)),
+        ProcessorTopology.RUNS_SINK);
+    if (range == Replay.Range.LIVE) {
+      metrics.applied(event.headers());
+    }
   }
 
-  private void stale(PendingEvent event, RunState.Head current) {
-    Headers headers = copy(event.headers());
+  /**
+   * The headers of an output record: a copy of {@code headers} (or none), with the replay's id when
+   * a reprocess emits it again, so consumers can tell it from the first time (D35).
+   */
+  private Headers output(Headers headers, Replay.Range range) {
+    Headers out =
+        headers == null
+            ? new org.apache.kafka.common.header.internals.RecordHeaders()
+            : copy(headers);
+    if (range == Replay.Range.MARKED) {
+      RecordHeaders.put(out, Replay.HEADER, settings.replay().id());
+    }
+    return out;
+  }
+
+  private void stale(PendingEvent event, RunState.Head current, Replay.Range range) {
+    if (range == Replay.Range.SILENT) {
+      return; // listed by the generation that decided it first
+    }
+    Headers headers = output(event.headers(), range);
     RecordHeaders.put(headers, "stale.last_request_id", current.lastRequestId());
     RecordHeaders.put(headers, "stale.last_created_at", current.lastCreatedAt().toString());
     context.forward(
@@ -451,9 +486,15 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         current.lastCreatedAt());
   }
 
-  private void toDeadLetters(Record<String, byte[]> record, String reason, String detail) {
+  private void toDeadLetters(
+      Record<String, byte[]> record, long offset, String reason, String detail) {
+    Replay.Range range = rangeOf(offset);
+    if (range == Replay.Range.SILENT) {
+      metrics.replayed(false);
+      return; // dead-lettered by the generation that read it first
+    }
     metrics.invalid();
-    Headers headers = copy(record.headers());
+    Headers headers = output(record.headers(), range);
     RecordHeaders.put(headers, RecordHeaders.DLQ_REASON, reason);
     RecordHeaders.put(headers, RecordHeaders.DLQ_DETAIL, detail);
     context.forward(record.withHeaders(headers), ProcessorTopology.DLQ_SINK);
@@ -471,7 +512,12 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    */
   private void tooLarge(Record<String, byte[]> record) {
     var metadata = context.recordMetadata().orElseThrow();
-    Headers headers = copy(record.headers());
+    Replay.Range range = rangeOf(metadata.offset());
+    if (range == Replay.Range.SILENT) {
+      metrics.replayed(false);
+      return;
+    }
+    Headers headers = output(record.headers(), range);
     RecordHeaders.put(headers, RecordHeaders.DLQ_REASON, "too_large");
     RecordHeaders.put(
         headers,

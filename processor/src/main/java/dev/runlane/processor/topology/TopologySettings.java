@@ -1,26 +1,68 @@
 package dev.runlane.processor.topology;
 
+import dev.runlane.common.generation.Generation;
+import dev.runlane.common.generation.Replay;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.processor.ProcessorConfig;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import java.time.Duration;
 
-/** The part of the configuration the topology depends on. */
+/**
+ * The part of the configuration the topology depends on.
+ *
+ * @param topics the topics, with {@code webhooks} the generation's input
+ * @param ownerPrefix what the tasks put before their task id in Redis markers (D35)
+ * @param replay the ranges a replaying generation re-derives, or null
+ */
 public record TopologySettings(
     TopicNames topics,
     int batchSize,
     Duration batchInterval,
     RedisFailureMode redisFailureMode,
     Duration redisBlockTimeout,
-    int maxBodyBytes) {
+    int maxBodyBytes,
+    String ownerPrefix,
+    Replay replay) {
+
+  /** Generation 0's settings: no owner prefix, no replay. */
+  public TopologySettings(
+      TopicNames topics,
+      int batchSize,
+      Duration batchInterval,
+      RedisFailureMode redisFailureMode,
+      Duration redisBlockTimeout,
+      int maxBodyBytes) {
+    this(
+        topics,
+        batchSize,
+        batchInterval,
+        redisFailureMode,
+        redisBlockTimeout,
+        maxBodyBytes,
+        "",
+        null);
+  }
 
   public static TopologySettings from(ProcessorConfig config) {
+    return from(config, Generation.initial(config.applicationId(), config.topics().webhooks()));
+  }
+
+  /** The settings of {@code generation}: its input, its owner prefix, its replay ranges. */
+  public static TopologySettings from(ProcessorConfig config, Generation generation) {
+    TopicNames t = config.topics();
     return new TopologySettings(
-        config.topics(),
+        new TopicNames(generation.input(), t.dlq(), t.events(), t.stale(), t.runs()),
         config.batchSize(),
         config.batchInterval(),
         config.redisFailureMode(),
         config.redisBlockTimeout(),
-        config.maxBodyBytes());
+        config.maxBodyBytes(),
+        generation.ownerPrefix(),
+        generation.replay());
+  }
+
+  /** What to do with the input record at {@code offset} of {@code partition}. */
+  Replay.Range rangeOf(int partition, long offset) {
+    return replay == null ? Replay.Range.LIVE : replay.rangeOf(partition, offset);
   }
 }

@@ -1,0 +1,163 @@
+package dev.runlane.common.generation;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
+import dev.runlane.common.config.EnvReader;
+import dev.runlane.common.kafka.TopicEnsurer;
+import dev.runlane.common.kafka.TopicSettings;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * The control topic: one compacted partition holding, per pipeline (keyed by its base input topic,
+ * {@code TOPIC_WEBHOOKS}), the latest {@link Generation}. Written only by the operator tools; read
+ * by the ingress (which topic to write) and the processor (which generation to run). No record for
+ * a pipeline means generation 0 (D35).
+ */
+public final class ControlTopic {
+  public static final String ENV = "TOPIC_CONTROL";
+  public static final String DEFAULT_NAME = "runlane.control";
+
+  private static final ObjectMapper JSON =
+      JsonMapper.builder()
+          .addModule(new JavaTimeModule())
+          .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
+          .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+          .build();
+
+  private ControlTopic() {}
+
+  /** {@code TOPIC_CONTROL}, default {@code runlane.control}; a problem is recorded on env. */
+  public static String nameFromEnv(EnvReader env) {
+    String name = env.string(ENV, DEFAULT_NAME);
+    if (!name.matches("[a-zA-Z0-9._-]{1,249}")) {
+      env.problem(ENV + "='" + name + "' is not a legal topic name");
+      return DEFAULT_NAME;
+    }
+    return name;
+  }
+
+  /** The topic as a service creates it when missing: one partition, compacted. */
+  public static NewTopic newTopic(String name, TopicSettings settings) {
+    return TopicEnsurer.compacted(name, new TopicSettings(1, settings.replicationFactor()));
+  }
+
+  public static byte[] encode(Generation generation) {
+    try {
+      return JSON.writeValueAsBytes(generation);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot encode " + generation, e);
+    }
+  }
+
+  public static Generation decode(byte[] json) {
+    try {
+      return JSON.readValue(json, Generation.class);
+    } catch (IOException e) {
+      throw new IllegalArgumentException(
+          "unreadable generation record: " + new String(json, StandardCharsets.UTF_8), e);
+    }
+  }
+
+  /**
+   * Writes {@code generation} with a producer made of {@code clientSettings}, waiting for the ack.
+   */
+  public static void write(
+      Map<String, Object> clientSettings, String topic, String pipeline, Generation generation) {
+    Map<String, Object> p = new HashMap<>(clientSettings);
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    try (KafkaProducer<String, byte[]> producer =
+        new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
+      producer
+          .send(new ProducerRecord<>(topic, 0, pipeline, encode(generation)))
+          .get(30, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new KafkaException("interrupted writing " + topic, e);
+    } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+      throw new KafkaException("could not write the generation record to " + topic, e);
+    }
+  }
+
+  /** Creates the control topic if it is missing. */
+  public static void ensure(Admin admin, String topic, TopicSettings settings) {
+    TopicEnsurer.ensure(admin, List.of(newTopic(topic, settings)), Duration.ofSeconds(30));
+  }
+
+  /**
+   * Follows the control topic: each {@link #latest} reads what was written since the last call and
+   * returns the latest generation of the pipeline. Not thread-safe: one owner thread.
+   */
+  public static final class Reader implements AutoCloseable {
+    private final KafkaConsumer<String, byte[]> consumer;
+    private final TopicPartition partition;
+    private final String pipeline;
+    private Generation latest;
+
+    public Reader(Map<String, Object> clientSettings, String topic, String pipeline) {
+      Map<String, Object> c = new HashMap<>(clientSettings);
+      c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+      c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+      c.remove(ConsumerConfig.GROUP_ID_CONFIG);
+      this.consumer = new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer());
+      this.partition = new TopicPartition(topic, 0);
+      this.pipeline = pipeline;
+      consumer.assign(List.of(partition));
+      consumer.seekToBeginning(List.of(partition));
+    }
+
+    /**
+     * Reads the control topic to its end (at most {@code timeout}) and returns the pipeline's
+     * latest generation, or empty if none was ever written (generation 0).
+     *
+     * @throws org.apache.kafka.common.errors.TimeoutException if the end was not reached in time
+     */
+    public Optional<Generation> latest(Duration timeout) {
+      long deadline = System.nanoTime() + timeout.toNanos();
+      long end = consumer.endOffsets(List.of(partition), timeout).get(partition);
+      while (consumer.position(partition, timeout) < end) {
+        for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(100))) {
+          if (pipeline.equals(r.key()) && r.value() != null) {
+            latest = decode(r.value());
+          }
+        }
+        if (System.nanoTime() - deadline > 0) {
+          throw new org.apache.kafka.common.errors.TimeoutException(
+              "could not read " + partition.topic() + " to its end within " + timeout);
+        }
+      }
+      return Optional.ofNullable(latest);
+    }
+
+    @Override
+    public void close() {
+      consumer.close(Duration.ofSeconds(5));
+    }
+  }
+}

@@ -1,0 +1,116 @@
+package dev.runlane.ingress.publish;
+
+import dev.runlane.common.generation.ControlTopic;
+import dev.runlane.common.generation.Generation;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Which topic the ingress writes webhooks to: {@code TOPIC_WEBHOOKS}, or the input of the newest
+ * generation the operator tools wrote into the control topic (D35). Read at start and then once a
+ * second, so that a {@code runlane partitions grow} moves every ingress to the new topic without a
+ * restart. A switch happens only once the producer has the new topic's metadata, so no request
+ * waits for it.
+ */
+public final class InputFollower implements Supplier<String>, AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(InputFollower.class);
+
+  static final Duration EVERY = Duration.ofSeconds(1);
+
+  private final ControlTopic.Reader control;
+  private final String baseInput;
+  private final Function<String, Boolean> metadataReady;
+  private final ScheduledExecutorService follower;
+  private volatile String topic;
+
+  /**
+   * Reads the control topic once (at most {@code timeout}) and starts following it.
+   *
+   * @param clientSettings Kafka client settings for the control topic's reader
+   * @param metadataReady asks the producer for a topic's metadata; false if not there yet
+   */
+  public static InputFollower start(
+      Map<String, Object> clientSettings,
+      String controlTopic,
+      String baseInput,
+      Function<String, Boolean> metadataReady,
+      Duration timeout) {
+    ControlTopic.Reader control = new ControlTopic.Reader(clientSettings, controlTopic, baseInput);
+    InputFollower follower;
+    try {
+      follower =
+          new InputFollower(
+              control, baseInput, metadataReady, inputOf(control.latest(timeout), baseInput));
+    } catch (RuntimeException e) {
+      control.close();
+      throw e;
+    }
+    follower.follower.scheduleWithFixedDelay(
+        follower::follow, EVERY.toMillis(), EVERY.toMillis(), TimeUnit.MILLISECONDS);
+    return follower;
+  }
+
+  private InputFollower(
+      ControlTopic.Reader control,
+      String baseInput,
+      Function<String, Boolean> metadataReady,
+      String topic) {
+    this.control = control;
+    this.baseInput = baseInput;
+    this.metadataReady = metadataReady;
+    this.topic = topic;
+    this.follower =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "ingress-generations");
+              t.setDaemon(true);
+              return t;
+            });
+  }
+
+  private static String inputOf(Optional<Generation> latest, String baseInput) {
+    return latest.map(Generation::ingressInput).orElse(baseInput);
+  }
+
+  /** The topic to write the next webhook to. */
+  @Override
+  public String get() {
+    return topic;
+  }
+
+  private void follow() {
+    try {
+      String next = inputOf(control.latest(Duration.ofSeconds(10)), baseInput);
+      if (next.equals(topic)) {
+        return;
+      }
+      if (!metadataReady.apply(next)) {
+        log.info("the control topic names input {}: waiting for its metadata", next);
+        return;
+      }
+      log.info("writing webhooks to {} from now on (was {})", next, topic);
+      topic = next;
+    } catch (RuntimeException e) {
+      log.warn("could not read the control topic (will retry): {}", e.toString());
+    }
+  }
+
+  @Override
+  public void close() {
+    follower.shutdownNow();
+    try {
+      follower.awaitTermination(15, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    control.close();
+  }
+}

@@ -1,0 +1,14 @@
+package dev.runlane.processor.generation;
+
+/**
+ * The input topic no longer fits the state built from it (partitions added by hand): running on
+ * would split runs from their state and break per-run order, and Streams would only fail again on
+ * every rebalance. The processor stops instead; the message says what happened and what to run.
+ */
+public final class InputChangedException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
+
+  public InputChangedException(String message) {
+    super(message);
+  }
+}

@@ -1,0 +1,247 @@
+package dev.runlane.tools;
+
+import dev.runlane.common.config.ConfigException;
+import dev.runlane.tools.generation.GrowProcedure;
+import dev.runlane.tools.generation.Pipeline;
+import dev.runlane.tools.generation.ReplayProcedure;
+import dev.runlane.tools.generation.StatusReport;
+import java.io.PrintStream;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code runlane status | replay rebuild | replay reprocess --from T | partitions grow --to N}:
+ * operator commands, configured by the services' own environment variables.
+ */
+@Command(
+    name = "runlane-tools",
+    mixinStandardHelpOptions = true,
+    version = "runlane tools 0.1.0",
+    description = {
+      "Operator commands for a runlane pipeline. Settings come from the services' environment:"
+          + " KAFKA_BOOTSTRAP_SERVERS, PROCESSOR_APPLICATION_ID, TOPIC_WEBHOOKS (the pipeline),"
+          + " TOPIC_CONTROL, TOPIC_REPLICATION_FACTOR."
+    },
+    footer = ExitCodes.HELP,
+    subcommands = {
+      ToolsMain.Status.class,
+      ToolsMain.ReplayCommand.class,
+      ToolsMain.PartitionsCommand.class
+    })
+public final class ToolsMain implements Runnable {
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  public static void main(String[] args) {
+    System.exit(run(System.getenv(), System.out, System.err, args));
+  }
+
+  /** Runs one command line against {@code env}; returns the exit code. */
+  public static int run(Map<String, String> env, PrintStream out, PrintStream err, String... args) {
+    CommandLine cli = new CommandLine(new ToolsMain());
+    cli.setOut(new java.io.PrintWriter(out, true));
+    cli.setErr(new java.io.PrintWriter(err, true));
+    cli.setExecutionExceptionHandler(
+        (e, commandLine, parsed) -> {
+          if (e instanceof Refused) {
+            err.println("refused: " + e.getMessage());
+            return ExitCodes.REFUSED;
+          }
+          if (e instanceof TimedOut) {
+            err.println("timed out: " + e.getMessage());
+            return ExitCodes.TIMED_OUT;
+          }
+          if (e instanceof ConfigException) {
+            err.println("bad settings: " + e.getMessage());
+            return ExitCodes.USAGE;
+          }
+          err.println("failed: " + e);
+          return ExitCodes.ERROR;
+        });
+    Context context = new Context(env, out);
+    for (CommandLine sub : cli.getSubcommands().values()) {
+      inject(sub, context);
+    }
+    return cli.execute(args);
+  }
+
+  private static void inject(CommandLine command, Context context) {
+    if (command.getCommand() instanceof Base b) {
+      b.context = context;
+    }
+    command.getSubcommands().values().forEach(s -> inject(s, context));
+  }
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(spec.commandLine().getOut());
+  }
+
+  /** What every command runs with: the environment and where it prints. */
+  record Context(Map<String, String> env, PrintStream out) {
+    Pipeline pipeline() {
+      return new Pipeline(ToolsConfig.fromEnv(env));
+    }
+  }
+
+  abstract static class Base {
+    Context context;
+  }
+
+  @Command(
+      name = "status",
+      description = "Shows the pipeline's generation, what the processors run, and their lag.",
+      footer = ExitCodes.HELP)
+  static final class Status extends Base implements Callable<Integer> {
+    @Override
+    public Integer call() {
+      try (Pipeline pipeline = context.pipeline()) {
+        StatusReport.print(pipeline, context.out());
+      }
+      return ExitCodes.OK;
+    }
+  }
+
+  @Command(
+      name = "replay",
+      description = "Re-derive run state from the input without doubling what consumers have.",
+      footer = ExitCodes.HELP,
+      subcommands = {Rebuild.class, Reprocess.class})
+  static final class ReplayCommand extends Base implements Runnable {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+      spec.commandLine().usage(spec.commandLine().getOut());
+    }
+  }
+
+  abstract static class ReplayBase extends Base {
+    @Option(names = "--dry-run", description = "Check and print the plan; change nothing.")
+    boolean dryRun;
+
+    @Option(
+        names = "--timeout-seconds",
+        defaultValue = "600",
+        description = "How long each wait may take (default: ${DEFAULT-VALUE}).")
+    long timeoutSeconds;
+
+    @Option(
+        names = "--no-wait",
+        description = "Return once the new generation is active, before it has re-derived.")
+    boolean noWait;
+
+    int replay(Instant from) {
+      try (Pipeline pipeline = context.pipeline()) {
+        new ReplayProcedure(pipeline, new Steps(context.out()), Clock.systemUTC())
+            .run(
+                new ReplayProcedure.Options(
+                    from, dryRun, Duration.ofSeconds(timeoutSeconds), !noWait));
+      }
+      return ExitCodes.OK;
+    }
+  }
+
+  @Command(
+      name = "rebuild",
+      description = {
+        "Rebuilds every run's state from the input in a new generation. Nothing already in the"
+            + " events topic is emitted again; events never decided are decided as usual.",
+        "The processors stop their Streams while the tool reads where they stopped, then start"
+            + " the new generation (processors that do not follow the control topic must be"
+            + " stopped by hand). Needs the input retained since the generation began."
+      },
+      footer = ExitCodes.HELP)
+  static final class Rebuild extends ReplayBase implements Callable<Integer> {
+    @Override
+    public Integer call() {
+      return replay(null);
+    }
+  }
+
+  @Command(
+      name = "reprocess",
+      description = {
+        "Rebuilds every run's state as of --from in a new generation, then decides the events"
+            + " received since --from again and emits them once more, each with the header"
+            + " runlane.replay=<replay id>, for consumers that deduplicate by request_id."
+      },
+      footer = ExitCodes.HELP)
+  static final class Reprocess extends ReplayBase implements Callable<Integer> {
+    @Option(
+        names = "--from",
+        required = true,
+        description = "An ISO-8601 instant, e.g. 2026-12-01T10:00:00Z (the ingress receive time).")
+    Instant from;
+
+    @Override
+    public Integer call() {
+      return replay(from);
+    }
+  }
+
+  @Command(
+      name = "partitions",
+      description = "Partition growth.",
+      footer = ExitCodes.HELP,
+      subcommands = {Grow.class})
+  static final class PartitionsCommand extends Base implements Runnable {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+      spec.commandLine().usage(spec.commandLine().getOut());
+    }
+  }
+
+  @Command(
+      name = "grow",
+      description = {
+        "Moves the pipeline to a new input topic with more partitions while Sume keeps"
+            + " delivering: the ingress switches at once, the current processors drain the old"
+            + " input, the new generation's run store is seeded with every run's state, then the"
+            + " processors switch. Re-run the same command to resume after a timeout."
+      },
+      footer = ExitCodes.HELP)
+  static final class Grow extends Base implements Callable<Integer> {
+    @Option(names = "--to", required = true, description = "The new partition count.")
+    int to;
+
+    @Option(names = "--dry-run", description = "Check and print the plan; change nothing.")
+    boolean dryRun;
+
+    @Option(
+        names = "--quiet-seconds",
+        defaultValue = "10",
+        description =
+            "How long the old input must receive nothing once the ingress moved (default:"
+                + " ${DEFAULT-VALUE}; above the ingress's ack timeout).")
+    long quietSeconds;
+
+    @Option(
+        names = "--timeout-seconds",
+        defaultValue = "1800",
+        description = "How long each wait may take (default: ${DEFAULT-VALUE}).")
+    long timeoutSeconds;
+
+    @Override
+    public Integer call() {
+      try (Pipeline pipeline = context.pipeline()) {
+        new GrowProcedure(pipeline, new Steps(context.out()), Clock.systemUTC())
+            .run(
+                new GrowProcedure.Options(
+                    to,
+                    dryRun,
+                    Duration.ofSeconds(quietSeconds),
+                    Duration.ofSeconds(timeoutSeconds)));
+      }
+      return ExitCodes.OK;
+    }
+  }
+}

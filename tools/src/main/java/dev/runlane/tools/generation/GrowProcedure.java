@@ -1,0 +1,292 @@
+package dev.runlane.tools.generation;
+
+import dev.runlane.common.generation.Generation;
+import dev.runlane.common.generation.Generation.Kind;
+import dev.runlane.common.generation.Generation.State;
+import dev.runlane.common.generation.StateTopics;
+import dev.runlane.common.kafka.TopicSettings;
+import dev.runlane.tools.Refused;
+import dev.runlane.tools.Steps;
+import dev.runlane.tools.TimedOut;
+import dev.runlane.tools.kafka.Changelogs;
+import dev.runlane.tools.kafka.Cluster;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * {@code partitions grow --to N}: a new generation on a new input topic with N partitions, while
+ * Sume keeps delivering (D35).
+ *
+ * <ol>
+ *   <li>the new input is created and named in a PREPARING record: every ingress writes to it from
+ *       then on, while the current generation's processors go on draining the old input;
+ *   <li>once the old input is quiet and fully decided (committed to its end, nothing parked, no
+ *       open transaction), the new generation's run-store changelog is seeded with every run's
+ *       state from the old one, repartitioned as the ingress now partitions runs;
+ *   <li>the ACTIVE record makes the processors swap to the new generation: each task restores its
+ *       runs' heads before it decides its first event, so no run's state moves backwards and no
+ *       applied event is applied again (Redis catches retries across the move; the seeded heads
+ *       catch them when Redis does not).
+ * </ol>
+ *
+ * Events written to the new input wait from the switch to the swap: that is the processing pause.
+ */
+public final class GrowProcedure {
+
+  /**
+   * @param to the new partition count
+   * @param dryRun check and print the plan, change nothing
+   * @param quiet how long the old input must receive nothing before it counts as quiet
+   * @param timeout for each wait
+   */
+  public record Options(int to, boolean dryRun, Duration quiet, Duration timeout) {}
+
+  /** What a finished grow measured. */
+  public record Result(Generation generation, long seeds, Duration pause) {}
+
+  private final Pipeline pipeline;
+  private final Cluster cluster;
+  private final Steps steps;
+  private final Clock clock;
+
+  public GrowProcedure(Pipeline pipeline, Steps steps, Clock clock) {
+    this.pipeline = pipeline;
+    this.cluster = pipeline.cluster();
+    this.steps = steps;
+    this.clock = clock;
+  }
+
+  /**
+   * @throws Refused if a precondition does not hold (nothing changed)
+   * @throws TimedOut if a wait ran out (re-run the same command to resume)
+   */
+  public Result run(Options o) {
+    steps.step("read the pipeline's generation from " + pipeline.config().controlTopic());
+    Generation latest = pipeline.latest();
+    Generation base;
+    Generation preparing = null;
+    if (latest.state() == State.PREPARING) {
+      if (latest.kind() != Kind.GROW || latest.previous() == null) {
+        throw new Refused(
+            latest.describe()
+                + " is being prepared: finish it first by re-running the command that started it");
+      }
+      if (latest.partitions() != o.to()) {
+        throw new Refused(
+            "a grow to "
+                + latest.partitions()
+                + " partitions is in progress: re-run `partitions grow --to "
+                + latest.partitions()
+                + "` to finish it first");
+      }
+      preparing = latest;
+      base = latest.previous();
+      steps.done("resuming " + latest.describe());
+    } else {
+      base = latest;
+      steps.done(base.describe());
+    }
+
+    steps.step("check that growing " + base.input() + " to " + o.to() + " partitions is possible");
+    int current =
+        cluster
+            .partitions(base.input())
+            .orElseThrow(() -> new Refused("the input topic " + base.input() + " does not exist"));
+    if (base.partitions() > 0 && base.partitions() != current) {
+      throw new Refused(
+          base.input()
+              + " has "
+              + current
+              + " partitions, but generation "
+              + base.number()
+              + " was made for "
+              + base.partitions()
+              + ": partitions were added by hand (see docs/operations.md)");
+    }
+    if (o.to() <= current) {
+      throw new Refused(
+          "a grow must add partitions: "
+              + base.input()
+              + " has "
+              + current
+              + ", --to "
+              + o.to()
+              + " (partitions can never be removed)");
+    }
+    if (o.to() > TopicSettings.MAX_PARTITIONS) {
+      throw new Refused("--to " + o.to() + " is above " + TopicSettings.MAX_PARTITIONS);
+    }
+    int number = preparing != null ? preparing.number() : base.number() + 1;
+    String input = Generation.grownInput(pipeline.config().pipeline(), number);
+    String applicationId = Generation.applicationId(base.baseApplicationId(), number);
+    Optional<Integer> existing = cluster.partitions(input);
+    if (preparing == null && existing.isPresent()) {
+      throw new Refused(
+          "topic "
+              + input
+              + " exists already but no control record names it: a grow was started by hand"
+              + " or with another TOPIC_CONTROL; delete it or use that control topic");
+    }
+    if (preparing == null && !cluster.committed(applicationId, input).isEmpty()) {
+      throw new Refused("the consumer group " + applicationId + " has committed offsets already");
+    }
+    String seedFrom = StateTopics.runsChangelog(base.applicationId());
+    steps.done(base.input() + " has " + current + " partitions");
+    steps.detail(
+        "plan: create "
+            + input
+            + " ("
+            + o.to()
+            + " partitions), move the ingress to it, let generation "
+            + base.number()
+            + " drain "
+            + base.input()
+            + ", seed generation "
+            + number
+            + " ("
+            + applicationId
+            + ") from "
+            + seedFrom
+            + ", then switch the processors to it");
+    if (o.dryRun()) {
+      steps.summary("dry run: nothing changed");
+      return new Result(base, 0, Duration.ZERO);
+    }
+
+    Instant createdAt = preparing != null ? preparing.createdAt() : clock.instant();
+    if (preparing == null) {
+      steps.step("create " + input + " with " + o.to() + " partitions");
+      cluster.create(
+          input,
+          o.to(),
+          pipeline.config().topicSettings().replicationFactor(),
+          cluster.topicConfigs(base.input()));
+      steps.done("created, with " + base.input() + "'s topic configs");
+      preparing =
+          new Generation(
+              number,
+              State.PREPARING,
+              Kind.GROW,
+              base.baseApplicationId(),
+              applicationId,
+              input,
+              o.to(),
+              seedFrom,
+              null,
+              createdAt,
+              base);
+      steps.step("move the ingress to " + input);
+      pipeline.write(preparing);
+      steps.done("control record written: " + preparing.describe());
+      steps.action(
+          "every ingress follows the control topic and writes to "
+              + input
+              + " within a second; events written there wait for generation "
+              + number);
+    }
+    long pauseBegan = System.nanoTime();
+
+    steps.step("wait until " + base.input() + " receives nothing for " + Steps.format(o.quiet()));
+    awaitQuiet(base.input(), current, o);
+    steps.done("quiet");
+
+    steps.step(
+        "wait until generation " + base.number() + " has decided everything in " + base.input());
+    Waits.until(
+        steps,
+        o.timeout(),
+        () -> drained(base, current),
+        () -> lag(base, current) + " events not committed yet",
+        () ->
+            "generation "
+                + base.number()
+                + " has not finished "
+                + base.input()
+                + " within "
+                + Steps.format(o.timeout())
+                + " ("
+                + lag(base, current)
+                + " events behind): are its processors running? Re-run this command to resume");
+    steps.done("committed to the end, nothing parked");
+
+    steps.step("seed generation " + number + "'s run store from " + seedFrom);
+    long seeds =
+        cluster.partitions(seedFrom).isPresent()
+            ? Seeds.copy(pipeline, seedFrom, applicationId, o.to())
+            : 0;
+    steps.done(seeds + " records copied");
+
+    Generation active = preparing.withState(State.ACTIVE);
+    steps.step("switch the processors to generation " + number);
+    pipeline.write(active);
+    steps.done(active.describe());
+
+    steps.step("wait until generation " + number + " processes " + input);
+    Waits.until(
+        steps,
+        o.timeout(),
+        () -> started(applicationId, input, o.to()),
+        () -> "waiting for the first commit of " + applicationId,
+        () ->
+            "generation "
+                + number
+                + " is active but has not committed within "
+                + Steps.format(o.timeout())
+                + ": are the processors running? `runlane status` shows it");
+    Duration pause = Duration.ofNanos(System.nanoTime() - pauseBegan);
+    steps.done("processing; events written to " + input + " waited at most " + Steps.format(pause));
+    steps.summary(
+        "grow to " + o.to() + " partitions: generation " + number + " is active on " + input);
+    return new Result(active, seeds, pause);
+  }
+
+  private void awaitQuiet(String topic, int partitions, Options o) {
+    long deadline = System.nanoTime() + o.timeout().toNanos();
+    Map<Integer, Long> last = cluster.endOffsets(topic, partitions);
+    long quietSince = System.nanoTime();
+    while (System.nanoTime() - quietSince < o.quiet().toNanos()) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new TimedOut(
+            topic
+                + " still receives writes after "
+                + Steps.format(o.timeout())
+                + ": an ingress that does not follow the control topic writes to it; upgrade or"
+                + " stop it, then re-run this command");
+      }
+      java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(500).toNanos());
+      Map<Integer, Long> now = cluster.endOffsets(topic, partitions);
+      if (!now.equals(last)) {
+        last = now;
+        quietSince = System.nanoTime();
+      }
+    }
+  }
+
+  private long lag(Generation base, int partitions) {
+    return Cluster.distance(
+        cluster.committed(base.applicationId(), base.input()),
+        cluster.endOffsets(base.input(), partitions));
+  }
+
+  private boolean drained(Generation base, int partitions) {
+    return lag(base, partitions) == 0
+        && !cluster.openTransactions(StateTopics.runsChangelog(base.applicationId()))
+        && !cluster.openTransactions(StateTopics.pendingChangelog(base.applicationId()))
+        && Changelogs.parked(
+                pipeline.clientSettings(), StateTopics.pendingChangelog(base.applicationId()))
+            .values()
+            .stream()
+            .allMatch(List::isEmpty);
+  }
+
+  private boolean started(String group, String topic, int partitions) {
+    if (Cluster.total(cluster.endOffsets(topic, partitions).values()) == 0) {
+      return cluster.members(group) > 0;
+    }
+    return Cluster.total(cluster.committed(group, topic).values()) > 0;
+  }
+}

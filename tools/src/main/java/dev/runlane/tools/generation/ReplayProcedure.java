@@ -1,0 +1,371 @@
+package dev.runlane.tools.generation;
+
+import dev.runlane.common.generation.Generation;
+import dev.runlane.common.generation.Generation.Kind;
+import dev.runlane.common.generation.Generation.State;
+import dev.runlane.common.generation.Replay;
+import dev.runlane.common.generation.StateTopics;
+import dev.runlane.tools.Refused;
+import dev.runlane.tools.Steps;
+import dev.runlane.tools.TimedOut;
+import dev.runlane.tools.kafka.Changelogs;
+import dev.runlane.tools.kafka.Cluster;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * {@code replay rebuild} and {@code replay reprocess --from T}: a new generation on the same input
+ * with a fresh application id, whose run store is re-derived from the input's first offset (and the
+ * generation's seeds, if it was seeded), and which knows, per partition, where the generation
+ * before it stopped (D35).
+ *
+ * <ol>
+ *   <li>the processors of the current generation are asked to stop (a PREPARING record), and the
+ *       tool waits until its group is empty and no transaction of it is open;
+ *   <li>where it stopped is read: its committed offsets, and the events still parked undecided in
+ *       its pending store (never emitted, so decided as new);
+ *   <li>the new generation is seeded like the old one, and activated with those ranges: the
+ *       processors re-derive everything below them without output (a rebuild), or emit what comes
+ *       after T once more with the {@code runlane.replay} header (a reprocess).
+ * </ol>
+ */
+public final class ReplayProcedure {
+
+  /**
+   * @param from a reprocess from this time, or null for a rebuild
+   * @param dryRun check and print the plan, change nothing
+   * @param timeout for each wait
+   * @param waitForReplay wait until the new generation has re-derived up to where the old one
+   *     stopped
+   */
+  public record Options(Instant from, boolean dryRun, Duration timeout, boolean waitForReplay) {}
+
+  private final Pipeline pipeline;
+  private final Cluster cluster;
+  private final Steps steps;
+  private final Clock clock;
+
+  public ReplayProcedure(Pipeline pipeline, Steps steps, Clock clock) {
+    this.pipeline = pipeline;
+    this.cluster = pipeline.cluster();
+    this.steps = steps;
+    this.clock = clock;
+  }
+
+  /**
+   * @return the new generation (or, with dry-run, the current one)
+   * @throws Refused if a precondition does not hold (nothing changed)
+   * @throws TimedOut if a wait ran out
+   */
+  public Generation run(Options given) {
+    // Record timestamps are milliseconds: a finer --from would name no offset more precisely.
+    Options o =
+        given.from() == null
+            ? given
+            : new Options(
+                given.from().truncatedTo(ChronoUnit.MILLIS),
+                given.dryRun(),
+                given.timeout(),
+                given.waitForReplay());
+    Kind kind = o.from() == null ? Kind.REBUILD : Kind.REPROCESS;
+    String what = kind == Kind.REBUILD ? "rebuild" : "reprocess from " + o.from();
+    steps.step("read the pipeline's generation from " + pipeline.config().controlTopic());
+    Generation latest = pipeline.latest();
+    Generation base;
+    Generation resumed = null;
+    if (latest.state() == State.PREPARING) {
+      if (latest.kind() != kind || latest.previous() == null) {
+        throw new Refused(
+            latest.describe()
+                + " is being prepared: finish it first by re-running the command that started it");
+      }
+      resumed = latest;
+      base = latest.previous();
+      steps.done("resuming " + latest.describe());
+    } else {
+      base = latest;
+      steps.done(base.describe());
+    }
+
+    steps.step("check that a " + what + " of generation " + base.number() + " keeps G1-G4");
+    int partitions = checkInput(base);
+    if (o.from() != null) {
+      checkFrom(base, o.from());
+    }
+    if (base.seedFrom() != null && cluster.partitions(base.seedFrom()).isEmpty()) {
+      throw new Refused(
+          "generation "
+              + base.number()
+              + " was seeded from "
+              + base.seedFrom()
+              + ", which no longer exists: its runs' history before the seed is gone");
+    }
+    int number = resumed != null ? resumed.number() : base.number() + 1;
+    String applicationId = Generation.applicationId(base.baseApplicationId(), number);
+    if (resumed == null && !cluster.committed(applicationId, base.input()).isEmpty()) {
+      throw new Refused(
+          "the consumer group "
+              + applicationId
+              + " has committed offsets already: a generation with this application id ran"
+              + " before; nothing changed");
+    }
+    steps.done(
+        base.input()
+            + " holds every event since generation "
+            + base.number()
+            + " began ("
+            + partitions
+            + " partitions, all from offset 0)");
+    steps.detail(
+        "plan: stop generation "
+            + base.number()
+            + " ("
+            + base.applicationId()
+            + "), read where it stopped, start generation "
+            + number
+            + " ("
+            + applicationId
+            + ") on "
+            + base.input()
+            + (base.seedFrom() != null ? ", seeded from " + base.seedFrom() : "")
+            + (o.from() == null
+                ? "; it re-derives every run without emitting anything again"
+                : "; it re-derives every run and emits the events after "
+                    + o.from()
+                    + " once more, marked "
+                    + Replay.HEADER));
+    if (o.dryRun()) {
+      steps.summary("dry run: nothing changed");
+      return base;
+    }
+
+    Instant createdAt = resumed != null ? resumed.createdAt() : clock.instant();
+    Generation preparing =
+        new Generation(
+            number,
+            State.PREPARING,
+            kind,
+            base.baseApplicationId(),
+            applicationId,
+            base.input(),
+            partitions,
+            base.seedFrom(),
+            null,
+            createdAt,
+            base);
+    steps.step("ask the processors of generation " + base.number() + " to stop");
+    pipeline.write(preparing);
+    steps.done("control record written: " + preparing.describe());
+
+    steps.step("wait until the consumer group " + base.applicationId() + " is empty");
+    try {
+      Waits.until(
+          steps,
+          o.timeout(),
+          () -> stopped(base),
+          () -> cluster.members(base.applicationId()) + " members left",
+          () -> "");
+    } catch (TimedOut e) {
+      pipeline.write(base);
+      throw new Refused(
+          "the processors of generation "
+              + base.number()
+              + " are still in the consumer group "
+              + base.applicationId()
+              + " ("
+              + cluster.members(base.applicationId())
+              + " members) after "
+              + Steps.format(o.timeout())
+              + ": a processor that does not follow "
+              + pipeline.config().controlTopic()
+              + " must be stopped by hand. Generation "
+              + base.number()
+              + " is active again; nothing changed");
+    }
+    steps.done("no member, no open transaction");
+
+    steps.step("read where generation " + base.number() + " stopped");
+    Replay replay = replayRanges(base, partitions, number, o.from());
+    long silent = Cluster.total(replay.markedFrom().values());
+    long marked = Cluster.distance(replay.markedFrom(), replay.liveFrom());
+    long parked = replay.parked().values().stream().mapToLong(List::size).sum();
+    steps.done(
+        silent
+            + " events to re-derive silently, "
+            + marked
+            + " to emit again marked, "
+            + parked
+            + " parked undecided (decided as new)");
+
+    if (base.seedFrom() != null) {
+      steps.step("seed generation " + number + "'s run store from " + base.seedFrom());
+      long seeds = Seeds.copy(pipeline, base.seedFrom(), applicationId, partitions);
+      steps.done(seeds + " records copied");
+    }
+
+    Generation active =
+        new Generation(
+            number,
+            State.ACTIVE,
+            kind,
+            base.baseApplicationId(),
+            applicationId,
+            base.input(),
+            partitions,
+            base.seedFrom(),
+            replay,
+            createdAt,
+            base);
+    steps.step("activate generation " + number);
+    pipeline.write(active);
+    steps.done(active.describe());
+    steps.action(
+        "processors that follow the control topic start generation "
+            + number
+            + " within a second; start any that are stopped");
+
+    if (o.waitForReplay()) {
+      steps.step(
+          "wait until generation "
+              + number
+              + " has re-derived up to where "
+              + base.number()
+              + " stopped");
+      long toDo = Cluster.total(replay.liveFrom().values());
+      long began = System.nanoTime();
+      Waits.until(
+          steps,
+          o.timeout(),
+          () -> caughtUp(applicationId, base.input(), replay.liveFrom()),
+          () ->
+              Cluster.total(cluster.committed(applicationId, base.input()).values())
+                  + " of "
+                  + toDo
+                  + " events re-derived",
+          () ->
+              "generation "
+                  + number
+                  + " has not re-derived its input within "
+                  + Steps.format(o.timeout())
+                  + ": are its processors running? `runlane status` shows its progress; nothing"
+                  + " needs re-running");
+      double seconds = (System.nanoTime() - began) / 1e9;
+      steps.done(
+          String.format(
+              java.util.Locale.ROOT,
+              "%d events in %.1f s (%.0f events/s)",
+              toDo,
+              seconds,
+              toDo / Math.max(seconds, 1e-3)));
+    }
+    steps.summary(what + ": generation " + number + " is active");
+    return active;
+  }
+
+  /**
+   * The input must hold every event since the generation began: a rebuild from a truncated input
+   * would lose the runs' history.
+   *
+   * @return the input's partition count
+   */
+  private int checkInput(Generation base) {
+    int partitions =
+        cluster
+            .partitions(base.input())
+            .orElseThrow(() -> new Refused("the input topic " + base.input() + " does not exist"));
+    if (base.partitions() > 0 && base.partitions() != partitions) {
+      throw new Refused(
+          base.input()
+              + " has "
+              + partitions
+              + " partitions, but generation "
+              + base.number()
+              + " was made for "
+              + base.partitions()
+              + ": partitions were added by hand (see docs/operations.md)");
+    }
+    List<String> truncated = new ArrayList<>();
+    cluster
+        .startOffsets(base.input(), partitions)
+        .forEach(
+            (p, start) -> {
+              if (start > 0) {
+                truncated.add(p + "@" + start);
+              }
+            });
+    if (!truncated.isEmpty()) {
+      throw new Refused(
+          "retention deleted events of "
+              + base.input()
+              + " (partition@first retained offset: "
+              + String.join(", ", truncated)
+              + "): re-deriving from what is left would lose those runs' history. Replays need"
+              + " the input retained since the generation began (retention.ms=-1, see"
+              + " docs/operations.md)");
+    }
+    return partitions;
+  }
+
+  private void checkFrom(Generation base, Instant from) {
+    if (from.isAfter(clock.instant())) {
+      throw new Refused("--from " + from + " is in the future");
+    }
+    if (base.seedFrom() != null && base.createdAt() != null && from.isBefore(base.createdAt())) {
+      throw new Refused(
+          "--from "
+              + from
+              + " is before generation "
+              + base.number()
+              + " began ("
+              + base.createdAt()
+              + "): its events before then are in "
+              + (base.previous() == null ? "an earlier input" : base.previous().input())
+              + ", which this generation only knows as seeds");
+    }
+  }
+
+  /** The group has no member and none of its changelogs holds an open transaction. */
+  private boolean stopped(Generation base) {
+    return cluster.members(base.applicationId()) == 0
+        && !cluster.openTransactions(StateTopics.pendingChangelog(base.applicationId()))
+        && !cluster.openTransactions(StateTopics.runsChangelog(base.applicationId()));
+  }
+
+  private Replay replayRanges(Generation base, int partitions, int number, Instant from) {
+    Map<Integer, Long> committed = cluster.committed(base.applicationId(), base.input());
+    Map<Integer, Long> liveFrom = new TreeMap<>();
+    for (int p = 0; p < partitions; p++) {
+      liveFrom.put(p, committed.getOrDefault(p, 0L));
+    }
+    Map<Integer, List<Long>> parked = new TreeMap<>();
+    Changelogs.parked(pipeline.clientSettings(), StateTopics.pendingChangelog(base.applicationId()))
+        .forEach(
+            (p, offsets) -> {
+              List<Long> below = offsets.stream().filter(o -> o < liveFrom.get(p)).toList();
+              if (!below.isEmpty()) {
+                parked.put(p, below);
+              }
+            });
+    Map<Integer, Long> markedFrom = new TreeMap<>(liveFrom);
+    String id = "rebuild-g" + number;
+    if (from != null) {
+      cluster
+          .offsetsAt(base.input(), partitions, from)
+          .forEach((p, at) -> markedFrom.put(p, Math.min(at, liveFrom.get(p))));
+      id = "reprocess-g" + number + "-" + from;
+    }
+    return new Replay(id, from, markedFrom, liveFrom, parked);
+  }
+
+  private boolean caughtUp(String group, String topic, Map<Integer, Long> liveFrom) {
+    Map<Integer, Long> committed = cluster.committed(group, topic);
+    return liveFrom.entrySet().stream()
+        .allMatch(e -> e.getValue() == 0 || committed.getOrDefault(e.getKey(), 0L) >= e.getValue());
+  }
+}

@@ -1,0 +1,2 @@
+/** The procedures that make a new generation: replay (rebuild, reprocess) and partition growth. */
+package dev.runlane.tools.generation;

@@ -1,0 +1,224 @@
+package dev.runlane.tools;
+
+import static org.awaitility.Awaitility.await;
+
+import dev.runlane.common.config.Secret;
+import dev.runlane.common.generation.Generation;
+import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.common.metrics.Metrics;
+import dev.runlane.embedded.Infra;
+import dev.runlane.ingress.IngressApp;
+import dev.runlane.ingress.IngressConfig;
+import dev.runlane.local.Stack;
+import dev.runlane.local.simulator.SumeSimulator;
+import dev.runlane.local.verify.PipelineVerifier;
+import dev.runlane.local.verify.Report;
+import dev.runlane.processor.ProcessorApp;
+import dev.runlane.processor.ProcessorConfig;
+import dev.runlane.processor.dedup.RedisDedup;
+import dev.runlane.processor.topology.FaultHook;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.streams.KafkaStreams;
+
+/**
+ * The pipeline as it is deployed, on the shared real broker and Redis: one ingress app, several
+ * processor apps (each with its own state dir and admin port), the operator tools run as their
+ * command line, with the same environment. Its own topics, application id, control topic and Redis
+ * key namespace.
+ */
+final class Deployment implements AutoCloseable {
+  final Infra infra;
+  final String name;
+  final Secret secret = Stack.newSecret();
+  final TopicNames topics;
+  final String applicationId;
+  final String controlTopic;
+  private final Map<String, String> env = new LinkedHashMap<>();
+  private final List<ProcessorApp> processors = new ArrayList<>();
+  private final List<PrometheusMeterRegistry> registries = new ArrayList<>();
+  private final List<Path> stateDirs = new ArrayList<>();
+  private IngressApp ingress;
+
+  Deployment(Infra infra, String prefix, int partitions, int processorCount) {
+    this.infra = infra;
+    this.name = infra.uniqueName(prefix);
+    this.topics =
+        new TopicNames(
+            name + ".webhooks", name + ".dlq", name + ".events", name + ".stale", name + ".runs");
+    this.applicationId = name + "-processor";
+    this.controlTopic = name + ".control";
+    env.put("KAFKA_BOOTSTRAP_SERVERS", infra.bootstrapServers());
+    env.put("REDIS_URL", infra.redisUri().toString());
+    env.put("PROCESSOR_APPLICATION_ID", applicationId);
+    env.put("DEDUP_KEY_PREFIX", "test:" + name + ":");
+    env.put("REDIS_TIMEOUT_MS", "500");
+    env.put("TOPIC_WEBHOOKS", topics.webhooks());
+    env.put("TOPIC_DLQ", topics.dlq());
+    env.put("TOPIC_EVENTS", topics.events());
+    env.put("TOPIC_STALE", topics.stale());
+    env.put("TOPIC_RUNS", topics.runs());
+    env.put("TOPIC_CONTROL", controlTopic);
+    env.put("TOPIC_PARTITIONS", Integer.toString(partitions));
+    env.put("TOPIC_REPLICATION_FACTOR", "1");
+    env.put("SUME_SIGNING_SECRETS", secret.reveal());
+    env.put("INGRESS_HOST", "127.0.0.1");
+    env.put("PROCESSOR_ADVERTISED_HOST", "127.0.0.1");
+    for (int i = 0; i < processorCount; i++) {
+      processors.add(null);
+      registries.add(null);
+      try {
+        stateDirs.add(Files.createTempDirectory("runlane-" + name + "-" + i));
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  }
+
+  Map<String, String> env() {
+    return Map.copyOf(env);
+  }
+
+  Deployment startIngress() {
+    ingress =
+        IngressApp.start(
+            IngressConfig.fromEnv(env).withPorts(0, 0), Metrics.newRegistry("ingress"));
+    return this;
+  }
+
+  URI webhookUri() {
+    return URI.create("http://127.0.0.1:" + ingress.port() + "/webhooks/sume");
+  }
+
+  ProcessorConfig processorConfig(int i) {
+    Map<String, String> e = new LinkedHashMap<>(env);
+    e.put("PROCESSOR_STATE_DIR", stateDirs.get(i).toString());
+    return ProcessorConfig.fromEnv(e).withPort(0);
+  }
+
+  Deployment startProcessor(int i) {
+    ProcessorConfig config = processorConfig(i);
+    PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
+    processors.set(
+        i,
+        ProcessorApp.start(
+            config,
+            new RedisDedup(config.redisDedupSettings(), registry),
+            registry,
+            FaultHook.NONE));
+    registries.set(i, registry);
+    return this;
+  }
+
+  Deployment startProcessors() {
+    for (int i = 0; i < processors.size(); i++) {
+      startProcessor(i);
+    }
+    awaitProcessorsRunning(Duration.ofSeconds(90));
+    return this;
+  }
+
+  ProcessorApp processor(int i) {
+    return processors.get(i);
+  }
+
+  /** Every processor runs Streams, RUNNING. */
+  void awaitProcessorsRunning(Duration timeout) {
+    await()
+        .atMost(timeout)
+        .until(
+            () ->
+                processors.stream()
+                    .allMatch(
+                        p ->
+                            p != null
+                                && p.streams() != null
+                                && p.streams().state() == KafkaStreams.State.RUNNING));
+  }
+
+  /** Every processor runs generation {@code number}. */
+  void awaitGeneration(int number, Duration timeout) {
+    await()
+        .atMost(timeout)
+        .until(
+            () ->
+                processors.stream()
+                    .allMatch(p -> p.generation() != null && p.generation().number() == number));
+    awaitProcessorsRunning(timeout);
+  }
+
+  Generation generation() {
+    return processors.get(0).generation();
+  }
+
+  /** The sum over the processors of a counter. */
+  double count(String meter, String tag, String value) {
+    double sum = 0;
+    for (PrometheusMeterRegistry r : registries) {
+      var c = r == null ? null : r.find(meter).tag(tag, value).counter();
+      sum += c == null ? 0 : c.count();
+    }
+    return sum;
+  }
+
+  /** Runs one tools command line with this deployment's environment; prints what it printed. */
+  ToolRun tool(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int code =
+        ToolsMain.run(
+            env,
+            new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8),
+            args);
+    ToolRun run =
+        new ToolRun(
+            code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    System.out.println("$ runlane " + String.join(" ", args) + "  -> exit " + code);
+    System.out.print(run.out());
+    System.out.print(run.err());
+    return run;
+  }
+
+  record ToolRun(int code, String out, String err) {}
+
+  SumeSimulator simulator(long seed) {
+    return new SumeSimulator(SumeSimulator.Settings.of(webhookUri(), secret, 1000, seed));
+  }
+
+  /** The verifier, pointed at the generation the processors run now. */
+  Report verify(SumeSimulator simulator) {
+    Generation g = generation();
+    TopicNames now =
+        new TopicNames(g.input(), topics.dlq(), topics.events(), topics.stale(), topics.runs());
+    URI processorUri = URI.create("http://127.0.0.1:" + processors.get(0).adminPort());
+    return new PipelineVerifier(
+            new PipelineVerifier.Target(
+                infra.bootstrapServers(), now, processorUri, g.applicationId()))
+        .verify(simulator.ledger(), Duration.ofSeconds(90));
+  }
+
+  @Override
+  public void close() {
+    for (ProcessorApp p : processors) {
+      if (p != null) {
+        p.close();
+      }
+    }
+    if (ingress != null) {
+      ingress.close();
+    }
+  }
+}
