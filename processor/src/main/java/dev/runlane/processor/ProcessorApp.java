@@ -9,6 +9,7 @@ import dev.runlane.common.kafka.TopicEnsurer;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.processor.dedup.Dedup;
+import dev.runlane.processor.dedup.DedupUnavailableException;
 import dev.runlane.processor.generation.InputChangedException;
 import dev.runlane.processor.generation.InputCheck;
 import dev.runlane.processor.runs.RunQueryHandler;
@@ -83,6 +84,7 @@ public final class ProcessorApp implements AutoCloseable {
   private final Deque<Long> replacements = new ArrayDeque<>();
   private final AtomicReference<Running> running;
   private volatile String fatal;
+  private boolean followFailing; // guarded by this
   private volatile Consumer<String> onFatal = reason -> {};
   private boolean closed;
 
@@ -191,6 +193,10 @@ public final class ProcessorApp implements AutoCloseable {
           control
               .latest(Duration.ofSeconds(first ? 30 : 10))
               .orElse(Generation.initial(config.applicationId(), config.topics().webhooks()));
+      if (followFailing) {
+        log.info("reading the control topic again");
+        followFailing = false;
+      }
       if (!latest.baseApplicationId().equals(config.applicationId())) {
         throw new InputChangedException(
             "the control record of "
@@ -235,7 +241,10 @@ public final class ProcessorApp implements AutoCloseable {
       if (first) {
         throw e;
       }
-      log.warn("could not follow the control topic (will retry): {}", e.toString());
+      if (!followFailing) {
+        log.warn("could not follow the control topic (retrying every second): {}", e.toString());
+      }
+      followFailing = true;
     }
   }
 
@@ -274,9 +283,17 @@ public final class ProcessorApp implements AutoCloseable {
       fail(
           "the input's partitions changed under the running processor ("
               + rootMessage(e)
-              + "): partitions were added outside `runlane partitions grow`. See"
-              + " docs/operations.md, 'Partitions added by hand'.");
+              + "): partitions were added outside `runlane partitions grow`. Run `runlane"
+              + " partitions grow --to <the input's partition count>` to move to a new generation"
+              + " that takes over (docs/operations.md, 'Partitions added by hand').");
       return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+    }
+    if (redisBlocked(e)) {
+      // Block mode fails the thread on purpose while Redis is away, to retry from the last
+      // commit: not a thread that cannot recover, so not counted.
+      log.warn(
+          "stream thread gave up waiting for Redis (block mode); replacing it: {}", e.toString());
+      return StreamThreadExceptionResponse.REPLACE_THREAD;
     }
     long now = System.nanoTime();
     synchronized (replacements) {
@@ -297,6 +314,15 @@ public final class ProcessorApp implements AutoCloseable {
     }
     log.error("stream thread died; replacing it (its tasks restart from the last commit)", e);
     return StreamThreadExceptionResponse.REPLACE_THREAD;
+  }
+
+  private static boolean redisBlocked(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof DedupUnavailableException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Streams' own words when a changelog no longer matches its grown input. */

@@ -96,6 +96,7 @@ public final class ToolsMain implements Runnable {
 
   @Command(
       name = "status",
+      mixinStandardHelpOptions = true,
       description = "Shows the pipeline's generation, what the processors run, and their lag.",
       footer = ExitCodes.HELP)
   static final class Status extends Base implements Callable<Integer> {
@@ -110,6 +111,7 @@ public final class ToolsMain implements Runnable {
 
   @Command(
       name = "replay",
+      mixinStandardHelpOptions = true,
       description = "Re-derive run state from the input without doubling what consumers have.",
       footer = ExitCodes.HELP,
       subcommands = {Rebuild.class, Reprocess.class})
@@ -150,6 +152,7 @@ public final class ToolsMain implements Runnable {
 
   @Command(
       name = "rebuild",
+      mixinStandardHelpOptions = true,
       description = {
         "Rebuilds every run's state from the input in a new generation. Nothing already in the"
             + " events topic is emitted again; events never decided are decided as usual.",
@@ -167,6 +170,7 @@ public final class ToolsMain implements Runnable {
 
   @Command(
       name = "reprocess",
+      mixinStandardHelpOptions = true,
       description = {
         "Rebuilds every run's state as of --from in a new generation, then decides the events"
             + " received since --from again and emits them once more, each with the header"
@@ -188,6 +192,7 @@ public final class ToolsMain implements Runnable {
 
   @Command(
       name = "partitions",
+      mixinStandardHelpOptions = true,
       description = "Partition growth.",
       footer = ExitCodes.HELP,
       subcommands = {Grow.class})
@@ -202,6 +207,7 @@ public final class ToolsMain implements Runnable {
 
   @Command(
       name = "grow",
+      mixinStandardHelpOptions = true,
       description = {
         "Moves the pipeline to a new input topic with more partitions while Sume keeps"
             + " delivering: the ingress switches at once, the current processors drain the old"

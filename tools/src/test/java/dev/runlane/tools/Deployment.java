@@ -130,6 +130,17 @@ final class Deployment implements AutoCloseable {
     return this;
   }
 
+  /** Closes every processor and starts it again on its state dir, as a supervisor would. */
+  Deployment restartProcessors() {
+    for (int i = 0; i < processors.size(); i++) {
+      if (processors.get(i) != null) {
+        processors.get(i).close();
+      }
+      startProcessor(i);
+    }
+    return this;
+  }
+
   ProcessorApp processor(int i) {
     return processors.get(i);
   }

@@ -30,6 +30,7 @@ public final class InputFollower implements Supplier<String>, AutoCloseable {
   private final Function<String, Boolean> metadataReady;
   private final ScheduledExecutorService follower;
   private volatile String topic;
+  private boolean failing; // only touched by the follower thread
 
   /**
    * Reads the control topic once (at most {@code timeout}) and starts following it.
@@ -89,6 +90,7 @@ public final class InputFollower implements Supplier<String>, AutoCloseable {
   private void follow() {
     try {
       String next = inputOf(control.latest(Duration.ofSeconds(10)), baseInput);
+      failing = false;
       if (next.equals(topic)) {
         return;
       }
@@ -99,7 +101,10 @@ public final class InputFollower implements Supplier<String>, AutoCloseable {
       log.info("writing webhooks to {} from now on (was {})", next, topic);
       topic = next;
     } catch (RuntimeException e) {
-      log.warn("could not read the control topic (will retry): {}", e.toString());
+      if (!failing) {
+        log.warn("could not read the control topic (retrying every second): {}", e.toString());
+      }
+      failing = true;
     }
   }
 

@@ -61,8 +61,11 @@ public final class InputCheck {
               + what
               + ": partitions were added outside `runlane partitions grow`, so runs moved away"
               + " from their state and per-run order cannot be kept. The processor stops instead"
-              + " of looping on Streams' 'invalid partitions' error. Do not add partitions by hand;"
-              + " see docs/operations.md, 'Partitions added by hand'.");
+              + " of looping on Streams' 'invalid partitions' error. Run `runlane partitions grow"
+              + " --to "
+              + actual.getAsInt()
+              + "` to move to a new generation that takes over (docs/operations.md, 'Partitions"
+              + " added by hand').");
     }
   }
 

@@ -10,6 +10,7 @@ import dev.runlane.tools.Steps;
 import dev.runlane.tools.TimedOut;
 import dev.runlane.tools.kafka.Changelogs;
 import dev.runlane.tools.kafka.Cluster;
+import dev.runlane.tools.kafka.InputCopy;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -96,18 +97,23 @@ public final class GrowProcedure {
         cluster
             .partitions(base.input())
             .orElseThrow(() -> new Refused("the input topic " + base.input() + " does not exist"));
-    if (base.partitions() > 0 && base.partitions() != current) {
+    int built = builtFor(base, current);
+    // Partitions added by hand: the generation stopped (D36). The grow then takes over what it
+    // never decided by copying it, instead of waiting for it to drain.
+    boolean repair = built != current;
+    if (repair && o.to() < current) {
       throw new Refused(
           base.input()
               + " has "
               + current
-              + " partitions, but generation "
+              + " partitions (added by hand; generation "
               + base.number()
-              + " was made for "
-              + base.partitions()
-              + ": partitions were added by hand (see docs/operations.md)");
+              + " was built for "
+              + built
+              + "): --to must be at least "
+              + current);
     }
-    if (o.to() <= current) {
+    if (!repair && o.to() <= current) {
       throw new Refused(
           "a grow must add partitions: "
               + base.input()
@@ -135,7 +141,14 @@ public final class GrowProcedure {
       throw new Refused("the consumer group " + applicationId + " has committed offsets already");
     }
     String seedFrom = StateTopics.runsChangelog(base.applicationId());
-    steps.done(base.input() + " has " + current + " partitions");
+    steps.done(
+        base.input()
+            + " has "
+            + current
+            + " partitions"
+            + (repair
+                ? "; generation " + base.number() + " was built for " + built + ": repairing"
+                : ""));
     steps.detail(
         "plan: create "
             + input
@@ -145,6 +158,7 @@ public final class GrowProcedure {
             + base.number()
             + " drain "
             + base.input()
+            + (repair ? " (it cannot: copy what it never decided instead)" : "")
             + ", seed generation "
             + number
             + " ("
@@ -194,24 +208,28 @@ public final class GrowProcedure {
     awaitQuiet(base.input(), current, o);
     steps.done("quiet");
 
-    steps.step(
-        "wait until generation " + base.number() + " has decided everything in " + base.input());
-    Waits.until(
-        steps,
-        o.timeout(),
-        () -> drained(base, current),
-        () -> lag(base, current) + " events not committed yet",
-        () ->
-            "generation "
-                + base.number()
-                + " has not finished "
-                + base.input()
-                + " within "
-                + Steps.format(o.timeout())
-                + " ("
-                + lag(base, current)
-                + " events behind): are its processors running? Re-run this command to resume");
-    steps.done("committed to the end, nothing parked");
+    if (repair) {
+      copyUndecided(base, current, input, o);
+    } else {
+      steps.step(
+          "wait until generation " + base.number() + " has decided everything in " + base.input());
+      Waits.until(
+          steps,
+          o.timeout(),
+          () -> drained(base, current),
+          () -> lag(base, current) + " events not committed yet",
+          () ->
+              "generation "
+                  + base.number()
+                  + " has not finished "
+                  + base.input()
+                  + " within "
+                  + Steps.format(o.timeout())
+                  + " ("
+                  + lag(base, current)
+                  + " events behind): are its processors running? Re-run this command to resume");
+      steps.done("committed to the end, nothing parked");
+    }
 
     steps.step("seed generation " + number + "'s run store from " + seedFrom);
     long seeds =
@@ -242,6 +260,53 @@ public final class GrowProcedure {
     steps.summary(
         "grow to " + o.to() + " partitions: generation " + number + " is active on " + input);
     return new Result(active, seeds, pause);
+  }
+
+  /**
+   * The partition count the generation's state was built for: the one it recorded, else its
+   * run-store changelog's, else (it never ran) the input's.
+   */
+  private int builtFor(Generation base, int current) {
+    if (base.partitions() > 0) {
+      return base.partitions();
+    }
+    return cluster.partitions(StateTopics.runsChangelog(base.applicationId())).orElse(current);
+  }
+
+  /**
+   * Repair: the generation's processors stopped when partitions were added under them. What they
+   * never decided (from each partition's committed offset, and what was parked undecided below it)
+   * is copied into the new input, behind what the ingress wrote there since it moved: those events
+   * are decided there against the seeded heads, so none is lost or applied twice; one older than an
+   * event of its run that arrived meanwhile is listed stale.
+   */
+  private void copyUndecided(Generation base, int partitions, String input, Options o) {
+    steps.step(
+        "wait until the processors of generation "
+            + base.number()
+            + " are stopped (they stop by themselves when partitions are added by hand)");
+    Waits.until(
+        steps,
+        o.timeout(),
+        () ->
+            cluster.members(base.applicationId()) == 0
+                && !cluster.openTransactions(StateTopics.runsChangelog(base.applicationId()))
+                && !cluster.openTransactions(StateTopics.pendingChangelog(base.applicationId())),
+        () -> cluster.members(base.applicationId()) + " members left",
+        () ->
+            "the consumer group "
+                + base.applicationId()
+                + " still has members: stop those processors, then re-run this command");
+    steps.done("no member, no open transaction");
+    steps.step("copy what generation " + base.number() + " never decided into " + input);
+    Map<Integer, Long> committed = cluster.committed(base.applicationId(), base.input());
+    Map<Integer, List<Long>> parked =
+        Changelogs.parked(
+            pipeline.clientSettings(), StateTopics.pendingChangelog(base.applicationId()));
+    long copied =
+        InputCopy.tail(
+            pipeline.clientSettings(), base.input(), partitions, committed, parked, input);
+    steps.done(copied + " events copied");
   }
 
   private void awaitQuiet(String topic, int partitions, Options o) {

@@ -1,0 +1,90 @@
+package dev.runlane.common.generation;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.runlane.common.generation.Generation.Kind;
+import dev.runlane.common.generation.Generation.State;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class GenerationTest {
+  private static final Generation G0 = Generation.initial("runlane-processor", "sume.webhooks");
+
+  private static Generation next(Kind kind, State state, String input) {
+    return new Generation(
+        1,
+        state,
+        kind,
+        "runlane-processor",
+        Generation.applicationId("runlane-processor", 1),
+        input,
+        24,
+        kind == Kind.GROW ? "runlane-processor-runs-changelog" : null,
+        null,
+        Instant.parse("2026-12-01T10:00:00Z"),
+        G0);
+  }
+
+  @Test
+  void generationZeroRunsTheConfiguredApplicationOnTheConfiguredInputWithoutOwnerPrefix() {
+    assertThat(G0.toRun()).isEqualTo(G0);
+    assertThat(G0.applicationId()).isEqualTo("runlane-processor");
+    assertThat(G0.ingressInput()).isEqualTo("sume.webhooks");
+    assertThat(G0.ownerPrefix()).isEmpty();
+  }
+
+  @Test
+  void aPreparingGrowKeepsTheProcessorsOnThePreviousGenerationButMovesTheIngress() {
+    Generation grow = next(Kind.GROW, State.PREPARING, "sume.webhooks.g1");
+    assertThat(grow.toRun()).isEqualTo(G0);
+    assertThat(grow.ingressInput()).isEqualTo("sume.webhooks.g1");
+  }
+
+  @Test
+  void aPreparingReplayRunsNoGenerationAndLeavesTheIngressOnItsInput() {
+    Generation rebuild = next(Kind.REBUILD, State.PREPARING, "sume.webhooks");
+    assertThat(rebuild.toRun()).isNull();
+    assertThat(rebuild.ingressInput()).isEqualTo("sume.webhooks");
+  }
+
+  @Test
+  void anActiveGenerationRunsItselfAndNamesItselfInItsMarkers() {
+    Generation active = next(Kind.GROW, State.ACTIVE, "sume.webhooks.g1");
+    assertThat(active.toRun()).isEqualTo(active);
+    assertThat(active.applicationId()).isEqualTo("runlane-processor-g1");
+    assertThat(active.ownerPrefix()).isEqualTo("g1/");
+  }
+
+  @Test
+  void roundTripsThroughTheControlRecordKeepingOnlyOnePreviousGeneration() {
+    Replay replay =
+        new Replay(
+            "reprocess-g2",
+            Instant.parse("2026-12-01T09:00:00Z"),
+            Map.of(0, 5L),
+            Map.of(0, 10L),
+            Map.of(0, List.of(7L)));
+    Generation g1 = next(Kind.GROW, State.ACTIVE, "sume.webhooks.g1");
+    Generation g2 =
+        new Generation(
+            2,
+            State.ACTIVE,
+            Kind.REPROCESS,
+            "runlane-processor",
+            "runlane-processor-g2",
+            "sume.webhooks.g1",
+            24,
+            g1.seedFrom(),
+            replay,
+            Instant.parse("2026-12-01T11:00:00Z"),
+            g1);
+
+    Generation back = ControlTopic.decode(ControlTopic.encode(g2));
+
+    assertThat(back.replay()).isEqualTo(replay);
+    assertThat(back.previous()).isEqualTo(g1.withoutPrevious());
+    assertThat(back.withoutPrevious()).isEqualTo(g2.withoutPrevious());
+  }
+}

@@ -1,0 +1,52 @@
+package dev.runlane.common.generation;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.runlane.common.generation.Replay.Range;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ReplayTest {
+  // Partition 0: the earlier generation committed up to 100, offsets 40 and 95 still parked;
+  // a reprocess from T starts emitting again at 60.
+  private static final Replay REPROCESS =
+      new Replay(
+          "r",
+          Instant.parse("2026-12-01T10:00:00Z"),
+          Map.of(0, 60L),
+          Map.of(0, 100L),
+          Map.of(0, List.of(40L, 95L)));
+
+  private static final Replay REBUILD =
+      new Replay("b", null, Map.of(0, 100L), Map.of(0, 100L), Map.of());
+
+  @Test
+  void recordsTheEarlierGenerationDecidedBeforeTAreRederivedSilently() {
+    assertThat(REPROCESS.rangeOf(0, 0)).isEqualTo(Range.SILENT);
+    assertThat(REPROCESS.rangeOf(0, 59)).isEqualTo(Range.SILENT);
+  }
+
+  @Test
+  void recordsItDecidedAfterTAreEmittedAgainMarked() {
+    assertThat(REPROCESS.rangeOf(0, 60)).isEqualTo(Range.MARKED);
+    assertThat(REPROCESS.rangeOf(0, 99)).isEqualTo(Range.MARKED);
+  }
+
+  @Test
+  void recordsItNeverDecidedAreLiveWhereverTheyAre() {
+    assertThat(REPROCESS.rangeOf(0, 40)).isEqualTo(Range.LIVE); // parked, below T
+    assertThat(REPROCESS.rangeOf(0, 95)).isEqualTo(Range.LIVE); // parked, after T
+    assertThat(REPROCESS.rangeOf(0, 100)).isEqualTo(Range.LIVE); // not committed
+    assertThat(REPROCESS.rangeOf(1, 0)).isEqualTo(Range.LIVE); // a partition it never read
+  }
+
+  @Test
+  void aRebuildEmitsNothingAgain() {
+    assertThat(REBUILD.rangeOf(0, 99)).isEqualTo(Range.SILENT);
+    assertThat(REBUILD.rangeOf(0, 100)).isEqualTo(Range.LIVE);
+    assertThat(REBUILD.reprocess()).isFalse();
+    assertThat(REPROCESS.reprocess()).isTrue();
+  }
+}
