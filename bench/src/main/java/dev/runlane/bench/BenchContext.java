@@ -264,7 +264,14 @@ final class BenchContext implements AutoCloseable {
   }
 
   static List<String> allStages() {
-    return List.of("verification", "ingress", "processor", "e2e", "recovery", "rebuild");
+    return List.of(
+        "verification",
+        "ingress",
+        "processor",
+        "e2e",
+        "recovery",
+        "rebuild",
+        GenerationsStage.STAGE);
   }
 
   @Override

@@ -91,6 +91,7 @@ public final class BenchMain {
             case "e2e" -> new EndToEndStage(ctx).run();
             case "recovery" -> new RecoveryStage(ctx).run();
             case "rebuild" -> new RebuildStage(ctx).run();
+            case GenerationsStage.STAGE -> new GenerationsStage(ctx).run();
             case SoakStage.STAGE -> new SoakStage(ctx).run();
             default -> throw new IllegalStateException(stage);
           }

@@ -46,6 +46,15 @@ public final class ReplayProcedure {
    */
   public record Options(Instant from, boolean dryRun, Duration timeout, boolean waitForReplay) {}
 
+  /**
+   * What a replay did.
+   *
+   * @param generation the new generation (with dry-run: the current one)
+   * @param rederived input records below where the old generation stopped
+   * @param seconds how long the new generation took to re-derive them (0 without waiting)
+   */
+  public record Result(Generation generation, long rederived, double seconds) {}
+
   private final Pipeline pipeline;
   private final Cluster cluster;
   private final Steps steps;
@@ -59,11 +68,11 @@ public final class ReplayProcedure {
   }
 
   /**
-   * @return the new generation (or, with dry-run, the current one)
+   * @return what it did
    * @throws Refused if a precondition does not hold (nothing changed)
    * @throws TimedOut if a wait ran out
    */
-  public Generation run(Options given) {
+  public Result run(Options given) {
     // Record timestamps are milliseconds: a finer --from would name no offset more precisely.
     Options o =
         given.from() == null
@@ -142,7 +151,7 @@ public final class ReplayProcedure {
                     + Replay.HEADER));
     if (o.dryRun()) {
       steps.summary("dry run: nothing changed");
-      return base;
+      return new Result(base, 0, 0);
     }
 
     Instant createdAt = resumed != null ? resumed.createdAt() : clock.instant();
@@ -230,6 +239,8 @@ public final class ReplayProcedure {
             + number
             + " within a second; start any that are stopped");
 
+    long toDo = Cluster.total(replay.liveFrom().values());
+    double seconds = 0;
     if (o.waitForReplay()) {
       steps.step(
           "wait until generation "
@@ -237,7 +248,6 @@ public final class ReplayProcedure {
               + " has re-derived up to where "
               + base.number()
               + " stopped");
-      long toDo = Cluster.total(replay.liveFrom().values());
       long began = System.nanoTime();
       Waits.until(
           steps,
@@ -255,7 +265,7 @@ public final class ReplayProcedure {
                   + Steps.format(o.timeout())
                   + ": are its processors running? `runlane status` shows its progress; nothing"
                   + " needs re-running");
-      double seconds = (System.nanoTime() - began) / 1e9;
+      seconds = (System.nanoTime() - began) / 1e9;
       steps.done(
           String.format(
               java.util.Locale.ROOT,
@@ -265,7 +275,7 @@ public final class ReplayProcedure {
               toDo / Math.max(seconds, 1e-3)));
     }
     steps.summary(what + ": generation " + number + " is active");
-    return active;
+    return new Result(active, toDo, seconds);
   }
 
   /**
