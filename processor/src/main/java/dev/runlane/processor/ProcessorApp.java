@@ -72,6 +72,9 @@ public final class ProcessorApp implements AutoCloseable {
 
   static final Duration REPLACEMENT_WINDOW = Duration.ofMinutes(5);
 
+  /** Consecutive checks that must find the input missing before the processor stops. */
+  static final int MISSING_INPUT_CHECKS = 5;
+
   private final ProcessorConfig config;
   private final Dedup dedup;
   private final PrometheusMeterRegistry registry;
@@ -85,6 +88,7 @@ public final class ProcessorApp implements AutoCloseable {
   private final AtomicReference<Running> running;
   private volatile String fatal;
   private boolean followFailing; // guarded by this
+  private int missingInputChecks; // guarded by this
   private volatile Consumer<String> onFatal = reason -> {};
   private boolean closed;
 
@@ -223,6 +227,7 @@ public final class ProcessorApp implements AutoCloseable {
         return;
       }
       InputCheck.verify(kafkaAdmin, target, Duration.ofSeconds(10));
+      missingInputChecks = 0;
       if (now != null && now.generation().applicationId().equals(target.applicationId())) {
         return;
       }
@@ -236,7 +241,11 @@ public final class ProcessorApp implements AutoCloseable {
       if (first) {
         throw e;
       }
-      fail(e.getMessage());
+      // A broker that has not caught up with a topic's creation can answer "unknown topic" for a
+      // moment: only a missing input that stays missing stops the processor.
+      if (!e.inputMissing() || ++missingInputChecks >= MISSING_INPUT_CHECKS) {
+        fail(e.getMessage());
+      }
     } catch (RuntimeException e) {
       if (first) {
         throw e;
@@ -353,12 +362,15 @@ public final class ProcessorApp implements AutoCloseable {
     }
     log.error("processor stopped: {}", reason);
     // Not on a stream thread: closing Streams from its own thread would wait for itself.
+    // Under the app's lock: a swap in progress finishes first, and is then stopped too.
     Thread stopper =
         new Thread(
             () -> {
-              Running r = running.getAndSet(null);
-              if (r != null) {
-                stopStreams(r, false);
+              synchronized (this) {
+                Running r = running.getAndSet(null);
+                if (r != null) {
+                  stopStreams(r, false);
+                }
               }
               onFatal.accept(reason);
             },
@@ -549,18 +561,20 @@ public final class ProcessorApp implements AutoCloseable {
   /** Closes in reverse order of start: follower, admin port, Streams (committing), Redis. */
   @Override
   public void close() {
-    follower.shutdownNow();
-    synchronized (this) { // after any follow() in progress
+    // No interrupt: a swap in progress finishes (a Streams close cut short by an interrupt could
+    // leave its state dir locked); the lock below waits for it.
+    follower.shutdown();
+    synchronized (this) {
       if (closed) {
         return;
       }
       closed = true;
-    }
-    log.info("processor stopping");
-    admin.close();
-    Running r = running.getAndSet(null);
-    if (r != null) {
-      stopStreams(r, false);
+      log.info("processor stopping");
+      admin.close();
+      Running r = running.getAndSet(null);
+      if (r != null) {
+        stopStreams(r, false);
+      }
     }
     control.close();
     kafkaAdmin.close(Duration.ofSeconds(5));

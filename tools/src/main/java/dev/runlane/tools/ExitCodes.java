@@ -14,7 +14,10 @@ public final class ExitCodes {
   /** Refused: doing it would break a guarantee; nothing was changed, the message says why. */
   public static final int REFUSED = 3;
 
-  /** A wait ran out of time; re-run the same command to resume from where it stopped. */
+  /**
+   * A wait ran out of time. Before the new generation is active, re-run the same command to resume;
+   * after, it goes on by itself (the message says which).
+   */
   public static final int TIMED_OUT = 4;
 
   /** The text for {@code --help}. */
@@ -24,7 +27,8 @@ public final class ExitCodes {
           + "  1  unexpected failure (e.g. Kafka unreachable)%n"
           + "  2  bad command line or setting%n"
           + "  3  refused: it would break a guarantee; nothing changed%n"
-          + "  4  a wait timed out; re-run the same command to resume%n";
+          + "  4  a wait timed out; the message says whether to re-run the command (to resume)%n"
+          + "     or only to wait (the new generation is active and goes on by itself)%n";
 
   private ExitCodes() {}
 }

@@ -105,6 +105,8 @@ final class Deployment implements AutoCloseable {
   ProcessorConfig processorConfig(int i) {
     Map<String, String> e = new LinkedHashMap<>(env);
     e.put("PROCESSOR_STATE_DIR", stateDirs.get(i).toString());
+    // Static members, as deploy/k8s runs them: a swap must leave the group even so.
+    e.put("PROCESSOR_GROUP_INSTANCE_ID", name + "-" + i);
     return ProcessorConfig.fromEnv(e).withPort(0);
   }
 
@@ -128,6 +130,22 @@ final class Deployment implements AutoCloseable {
     }
     awaitProcessorsRunning(Duration.ofSeconds(90));
     return this;
+  }
+
+  /** Closes every processor (as a stop would: they stay in the group until the session ends). */
+  Deployment stopProcessors() {
+    for (int i = 0; i < processors.size(); i++) {
+      if (processors.get(i) != null) {
+        processors.get(i).close();
+        processors.set(i, null);
+      }
+    }
+    return this;
+  }
+
+  /** The Redis key prefix of this deployment's dedup markers. */
+  String keyPrefix() {
+    return env.get("DEDUP_KEY_PREFIX");
   }
 
   /** Closes every processor and starts it again on its state dir, as a supervisor would. */

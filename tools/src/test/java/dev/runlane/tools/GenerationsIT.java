@@ -28,6 +28,9 @@ import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.params.ScanParams;
+import redis.clients.jedis.resps.ScanResult;
 
 /**
  * Replay and growth as an operator runs them: an ingress and two processor apps under continuous
@@ -77,6 +80,18 @@ class GenerationsIT {
           d.tool("replay", "reprocess", "--from", from.toString(), "--timeout-seconds", "120");
 
       assertThat(run.code()).as(run.err()).isZero();
+      // Where generation 0 stopped, read independently of the replay record: its group's offsets.
+      Map<Integer, Long> stoppedAt;
+      try (Admin admin =
+          Admin.create(
+              Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, infra.bootstrapServers()))) {
+        stoppedAt = new HashMap<>();
+        admin
+            .listConsumerGroupOffsets(d.applicationId)
+            .partitionsToOffsetAndMetadata()
+            .get()
+            .forEach((tp, om) -> stoppedAt.put(tp.partition(), om.offset()));
+      }
       d.awaitGeneration(1, Duration.ofSeconds(60));
       Replay replay = d.generation().replay();
       assertThat(replay.from()).isEqualTo(from.truncatedTo(java.time.temporal.ChronoUnit.MILLIS));
@@ -85,13 +100,13 @@ class GenerationsIT {
       System.out.println(report.summary());
       assertThat(report.passed()).as(report.summary()).isTrue();
 
-      // Which request ids the reprocess had to emit again: those whose first copy in the input
-      // (where they were applied, if at all) lies in the replay's marked range.
-      Map<String, int[]> firstCopy = new HashMap<>();
+      // Which request ids the reprocess had to emit again: those applied by generation 0 whose
+      // first copy in the input (where they were applied, if at all) was received at T or later
+      // and committed by generation 0 (not one of the few it left parked undecided).
+      Map<String, ConsumerRecord<String, byte[]>> firstCopy = new HashMap<>();
       for (ConsumerRecord<String, byte[]> r :
           Topics.readAll(infra.bootstrapServers(), d.topics.webhooks())) {
-        String id = RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID);
-        firstCopy.putIfAbsent(id, new int[] {r.partition(), (int) r.offset()});
+        firstCopy.putIfAbsent(RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID), r);
       }
       Set<String> applied = new HashSet<>();
       Map<String, Integer> marked = new HashMap<>();
@@ -111,8 +126,12 @@ class GenerationsIT {
       }
       Set<String> expected = new HashSet<>();
       for (String id : applied) {
-        int[] at = firstCopy.get(id);
-        if (replay.rangeOf(at[0], at[1]) == Replay.Range.MARKED) {
+        ConsumerRecord<String, byte[]> first = firstCopy.get(id);
+        boolean parked =
+            replay.parked().getOrDefault(first.partition(), List.of()).contains(first.offset());
+        if (first.timestamp() >= replay.from().toEpochMilli()
+            && first.offset() < stoppedAt.getOrDefault(first.partition(), 0L)
+            && !parked) {
           expected.add(id);
         }
       }
@@ -230,6 +249,79 @@ class GenerationsIT {
             d.controlTopic,
             d.topics.webhooks())) {
       return r.latest(Duration.ofSeconds(30));
+    }
+  }
+
+  @Test
+  void aRebuildOfARebuildStillCatchingUpAfterRedisLostItsKeysEmitsNothingTwice(Infra infra)
+      throws Exception {
+    try (Deployment d = new Deployment(infra, "rebuild2", 6, 2).startIngress().startProcessors();
+        SumeSimulator simulator = d.simulator(20261205L)) {
+      simulator.start(RATE, EVENTS, Duration.ofMinutes(2));
+      await().atMost(Duration.ofSeconds(60)).until(() -> simulator.ledger().ackedEvents() >= 800);
+
+      Deployment.ToolRun first = d.tool("replay", "rebuild", "--no-wait");
+      assertThat(first.code()).as(first.err()).isZero();
+      deleteMarkers(infra, d); // Redis loses every key, as after a restart without persistence
+      Deployment.ToolRun second = d.tool("replay", "rebuild", "--timeout-seconds", "120");
+
+      assertThat(second.code()).as(second.err()).isZero();
+      d.awaitGeneration(2, Duration.ofSeconds(60));
+      assertThat(simulator.awaitIdle(Duration.ofSeconds(120))).as("simulator idle").isTrue();
+      Report report = d.verify(simulator);
+      System.out.println(report.summary());
+      assertThat(report.passed()).as(report.summary()).isTrue();
+      assertThat(report.count("applied again by a reprocess (marked)")).isZero();
+    }
+  }
+
+  @Test
+  void doneMarkersOfAnOlderGenerationsAbortedTransactionsDropNothing(Infra infra) throws Exception {
+    try (Deployment d = new Deployment(infra, "aborted", 6, 2).startIngress().startProcessors();
+        SumeSimulator simulator = d.simulator(20261206L)) {
+      d.stopProcessors();
+      simulator.start(100, 300, Duration.ofMinutes(1));
+      assertThat(simulator.awaitIdle(Duration.ofSeconds(60))).as("simulator idle").isTrue();
+      // Generation 0 read these events and decided them in a transaction that aborted: the run
+      // store rolled back, the done markers it wrote before the commit stayed (DESIGN §6).
+      List<ConsumerRecord<String, byte[]>> unprocessed =
+          Topics.readAll(infra.bootstrapServers(), d.topics.webhooks());
+      assertThat(unprocessed).isNotEmpty();
+      try (Jedis jedis = new Jedis(infra.redisUri())) {
+        for (ConsumerRecord<String, byte[]> r : unprocessed) {
+          String id = RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID);
+          jedis.set(d.keyPrefix() + id, "done:0_" + r.partition());
+        }
+      }
+
+      CompletableFuture<Deployment.ToolRun> rebuild =
+          CompletableFuture.supplyAsync(
+              () -> d.tool("replay", "rebuild", "--timeout-seconds", "120"));
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> latest(d).map(g -> g.state() == Generation.State.ACTIVE).orElse(false));
+      d.startProcessors();
+      Deployment.ToolRun run = rebuild.get(120, TimeUnit.SECONDS);
+
+      assertThat(run.code()).as(run.err()).isZero();
+      Report report = d.verify(simulator);
+      System.out.println(report.summary());
+      assertThat(report.passed()).as(report.summary()).isTrue();
+    }
+  }
+
+  /** Deletes every dedup key of the deployment (its own namespace: the Redis is shared). */
+  private static void deleteMarkers(Infra infra, Deployment d) {
+    try (Jedis jedis = new Jedis(infra.redisUri())) {
+      String cursor = ScanParams.SCAN_POINTER_START;
+      ScanParams match = new ScanParams().match(d.keyPrefix() + "*").count(1000);
+      do {
+        ScanResult<String> page = jedis.scan(cursor, match);
+        if (!page.getResult().isEmpty()) {
+          jedis.del(page.getResult().toArray(String[]::new));
+        }
+        cursor = page.getCursor();
+      } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
     }
   }
 }

@@ -85,23 +85,55 @@ public final class ControlTopic {
   }
 
   /**
-   * Writes {@code generation} with a producer made of {@code clientSettings}, waiting for the ack.
+   * Writes generation records, each in a transaction of its own. Its transactional id is the
+   * pipeline's, so a second writer (another operator's command on the same pipeline) fences the
+   * first: only one command drives a pipeline at a time (D35).
    */
-  public static void write(
-      Map<String, Object> clientSettings, String topic, String pipeline, Generation generation) {
-    Map<String, Object> p = new HashMap<>(clientSettings);
-    p.put(ProducerConfig.ACKS_CONFIG, "all");
-    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    try (KafkaProducer<String, byte[]> producer =
-        new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
-      producer
-          .send(new ProducerRecord<>(topic, 0, pipeline, encode(generation)))
-          .get(30, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new KafkaException("interrupted writing " + topic, e);
-    } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
-      throw new KafkaException("could not write the generation record to " + topic, e);
+  public static final class Writer implements AutoCloseable {
+    private final KafkaProducer<String, byte[]> producer;
+    private final String topic;
+    private final String pipeline;
+
+    public Writer(Map<String, Object> clientSettings, String topic, String pipeline) {
+      Map<String, Object> p = new HashMap<>(clientSettings);
+      p.put(ProducerConfig.ACKS_CONFIG, "all");
+      p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+      p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "runlane-tools/" + topic + "/" + pipeline);
+      this.producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
+      this.topic = topic;
+      this.pipeline = pipeline;
+      try {
+        producer.initTransactions();
+      } catch (RuntimeException e) {
+        producer.close(Duration.ZERO);
+        throw e;
+      }
+    }
+
+    /**
+     * Makes {@code generation} the pipeline's latest record.
+     *
+     * @throws org.apache.kafka.common.errors.ProducerFencedException if another writer took over
+     */
+    public void write(Generation generation) {
+      producer.beginTransaction();
+      try {
+        producer
+            .send(new ProducerRecord<>(topic, 0, pipeline, encode(generation)))
+            .get(30, TimeUnit.SECONDS);
+        producer.commitTransaction();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new KafkaException("interrupted writing " + topic, e);
+      } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+        producer.abortTransaction();
+        throw new KafkaException("could not write the generation record to " + topic, e);
+      }
+    }
+
+    @Override
+    public void close() {
+      producer.close(Duration.ofSeconds(10));
     }
   }
 
@@ -124,6 +156,7 @@ public final class ControlTopic {
       Map<String, Object> c = new HashMap<>(clientSettings);
       c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
       c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+      c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"); // records are transactional
       c.remove(ConsumerConfig.GROUP_ID_CONFIG);
       this.consumer = new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer());
       this.partition = new TopicPartition(topic, 0);

@@ -16,7 +16,8 @@ import java.util.Objects;
  * pipeline's base input topic; the services follow what it says (D35).
  *
  * @param number 0 for the implicit first generation, then 1, 2, ...
- * @param state {@code PREPARING} while the tool still works on it, then {@code ACTIVE}
+ * @param state {@code PREPARING} (and for a grow {@code SEEDING}) while the tool works on it, then
+ *     {@code ACTIVE}
  * @param kind why it was made
  * @param baseApplicationId {@code PROCESSOR_APPLICATION_ID} of the processors it belongs to
  * @param applicationId the processor's Streams {@code application.id} in this generation
@@ -44,7 +45,11 @@ public record Generation(
 
   /** Where the tool is with a generation. */
   public enum State {
+    /** Being prepared: a grow moves the ingress, a replay stops the processors. */
     PREPARING,
+    /** A grow's old generation has drained: processors stop it while the tool seeds. */
+    SEEDING,
+    /** Running. */
     ACTIVE
   }
 
@@ -112,8 +117,8 @@ public record Generation(
 
   /**
    * The generation processors run while this one is the latest record: this one once ACTIVE; while
-   * a grow is PREPARING, the one before (it drains its input); while a replay is PREPARING, none
-   * (the tool needs the processors stopped).
+   * a grow is PREPARING, the one before (it drains its input); otherwise none (the tool needs the
+   * processors stopped: a replay reads where they stopped, a grow seeds from a stopped state).
    *
    * @return the generation to run, or null to run none yet
    */
@@ -121,7 +126,7 @@ public record Generation(
     if (state == State.ACTIVE) {
       return this;
     }
-    if (kind == Kind.GROW) {
+    if (kind == Kind.GROW && state == State.PREPARING) {
       return previous;
     }
     return null;

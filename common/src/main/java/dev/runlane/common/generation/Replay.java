@@ -9,20 +9,26 @@ import java.util.Objects;
 
 /**
  * Which input records a replaying generation re-derives silently, which it decides again and emits
- * marked, and from where it is live, per partition.
+ * marked, which it decides on its run store alone, and from where it is live, per partition.
  *
- * <p>The earlier generation emitted every record it decided; those are below {@code liveFrom} of
- * their partition, except the ones still parked undecided in its pending store when it stopped
- * ({@code parked}): those were never emitted, so they are live. Below {@code markedFrom} a record
- * is re-applied to the run store with no output (it was emitted before); from {@code markedFrom} to
- * {@code liveFrom}, its output is emitted again with the {@link #HEADER} header. A rebuild has
- * {@code markedFrom == liveFrom} (D35).
+ * <p>Earlier generations emitted every record below {@code liveFrom} of its partition, except the
+ * ones in {@code parked}: never decided for good (parked undecided in a pending store when their
+ * generation stopped), so never emitted. Below {@code markedFrom} a record is re-applied to the run
+ * store with no output; from {@code markedFrom} to {@code liveFrom}, its output is emitted again
+ * with the {@link #HEADER} header. A rebuild has {@code markedFrom == liveFrom}.
+ *
+ * <p>Records the earlier generation read but never committed (the parked ones, and those from
+ * {@code liveFrom} to {@code claimFrom}, the input's end when it stopped) may have been decided in
+ * a transaction that aborted, whose Redis {@code done} marker outlived it (DESIGN §6). They are
+ * decided on the run store alone and emitted as usual ({@link Range#UNCLAIMED}); only records from
+ * {@code claimFrom} on, which no earlier generation saw, ask Redis (D35).
  *
  * @param id names the replay in the {@link #HEADER} header of what it emits again
  * @param from the time a reprocess starts at, or null for a rebuild
  * @param markedFrom per partition, the first offset decided again and emitted marked
- * @param liveFrom per partition, the first offset the earlier generation had not committed
- * @param parked per partition, offsets below {@code liveFrom} that were parked undecided
+ * @param liveFrom per partition, the first offset no earlier generation committed
+ * @param claimFrom per partition, the first offset no earlier generation read
+ * @param parked per partition, offsets below {@code liveFrom} never decided for good
  */
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 public record Replay(
@@ -30,10 +36,18 @@ public record Replay(
     @JsonProperty("from") Instant from,
     @JsonProperty("marked_from") Map<Integer, Long> markedFrom,
     @JsonProperty("live_from") Map<Integer, Long> liveFrom,
+    @JsonProperty("claim_from") Map<Integer, Long> claimFrom,
     @JsonProperty("parked") Map<Integer, List<Long>> parked) {
 
   /** The header on every record a reprocess emits again: its value is the replay's id. */
   public static final String HEADER = "runlane.replay";
+
+  /**
+   * The header on an input record the tools copied from an older generation's input, which that
+   * generation read but never decided for good: decided like {@link Range#UNCLAIMED}. Its value is
+   * the generation that copied it.
+   */
+  public static final String UNDECIDED_HEADER = "runlane.undecided";
 
   /** What a replaying generation does with one input record. */
   public enum Range {
@@ -41,28 +55,50 @@ public record Replay(
     SILENT,
     /** Decided again and emitted, marked with {@link #HEADER}. */
     MARKED,
-    /** Never decided before: decided and emitted as usual. */
-    LIVE
+    /**
+     * Read but never decided for good before: decided on the run store alone (a Redis marker may be
+     * left by an aborted transaction) and emitted as usual.
+     */
+    UNCLAIMED,
+    /** Never seen before: decided with Redis and emitted as usual. */
+    LIVE;
+
+    /** Whether the record is decided on the run store alone, without asking Redis. */
+    public boolean storeAlone() {
+      return this != LIVE;
+    }
+
+    /** Whether what is decided is emitted (marked or not). */
+    public boolean emits() {
+      return this != SILENT;
+    }
   }
 
   public Replay {
     Objects.requireNonNull(id, "id");
     markedFrom = markedFrom == null ? Map.of() : Map.copyOf(markedFrom);
     liveFrom = liveFrom == null ? Map.of() : Map.copyOf(liveFrom);
+    claimFrom = claimFrom == null ? Map.of() : Map.copyOf(claimFrom);
     parked = parked == null ? Map.of() : Map.copyOf(parked);
   }
 
   /** The range of the record at {@code offset} of input partition {@code partition}. */
   public Range rangeOf(int partition, long offset) {
-    Long live = liveFrom.get(partition);
-    if (live == null || offset >= live) {
-      return Range.LIVE;
+    long live = liveFrom.getOrDefault(partition, 0L);
+    if (offset >= live) {
+      return offset < claimFrom.getOrDefault(partition, live) ? Range.UNCLAIMED : Range.LIVE;
     }
     List<Long> parkedHere = parked.get(partition);
     if (parkedHere != null && parkedHere.contains(offset)) {
-      return Range.LIVE;
+      return Range.UNCLAIMED;
     }
     return offset >= markedFrom.getOrDefault(partition, live) ? Range.MARKED : Range.SILENT;
+  }
+
+  /** Whether the record at {@code offset} was emitted by an earlier generation. */
+  public boolean emittedBefore(int partition, long offset) {
+    Range r = rangeOf(partition, offset);
+    return r == Range.SILENT || r == Range.MARKED;
   }
 
   /** Whether this replay is a reprocess (it emits some records again). */

@@ -50,6 +50,13 @@ class GenerationTest {
   }
 
   @Test
+  void aSeedingGrowRunsNoGenerationWhileTheIngressStaysOnTheNewInput() {
+    Generation seeding = next(Kind.GROW, State.SEEDING, "sume.webhooks.g1");
+    assertThat(seeding.toRun()).isNull();
+    assertThat(seeding.ingressInput()).isEqualTo("sume.webhooks.g1");
+  }
+
+  @Test
   void anActiveGenerationRunsItselfAndNamesItselfInItsMarkers() {
     Generation active = next(Kind.GROW, State.ACTIVE, "sume.webhooks.g1");
     assertThat(active.toRun()).isEqualTo(active);
@@ -65,6 +72,7 @@ class GenerationTest {
             Instant.parse("2026-12-01T09:00:00Z"),
             Map.of(0, 5L),
             Map.of(0, 10L),
+            Map.of(0, 12L),
             Map.of(0, List.of(7L)));
     Generation g1 = next(Kind.GROW, State.ACTIVE, "sume.webhooks.g1");
     Generation g2 =

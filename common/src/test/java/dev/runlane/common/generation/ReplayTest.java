@@ -9,23 +9,25 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class ReplayTest {
-  // Partition 0: the earlier generation committed up to 100, offsets 40 and 95 still parked;
-  // a reprocess from T starts emitting again at 60.
+  // Partition 0: the earlier generation committed up to 100 and had read up to 120 when it
+  // stopped, offsets 40 and 95 still parked; a reprocess from T starts emitting again at 60.
   private static final Replay REPROCESS =
       new Replay(
           "r",
           Instant.parse("2026-12-01T10:00:00Z"),
           Map.of(0, 60L),
           Map.of(0, 100L),
+          Map.of(0, 120L),
           Map.of(0, List.of(40L, 95L)));
 
   private static final Replay REBUILD =
-      new Replay("b", null, Map.of(0, 100L), Map.of(0, 100L), Map.of());
+      new Replay("b", null, Map.of(0, 100L), Map.of(0, 100L), Map.of(0, 100L), Map.of());
 
   @Test
   void recordsTheEarlierGenerationDecidedBeforeTAreRederivedSilently() {
     assertThat(REPROCESS.rangeOf(0, 0)).isEqualTo(Range.SILENT);
     assertThat(REPROCESS.rangeOf(0, 59)).isEqualTo(Range.SILENT);
+    assertThat(REPROCESS.emittedBefore(0, 59)).isTrue();
   }
 
   @Test
@@ -35,17 +37,28 @@ class ReplayTest {
   }
 
   @Test
-  void recordsItNeverDecidedAreLiveWhereverTheyAre() {
-    assertThat(REPROCESS.rangeOf(0, 40)).isEqualTo(Range.LIVE); // parked, below T
-    assertThat(REPROCESS.rangeOf(0, 95)).isEqualTo(Range.LIVE); // parked, after T
-    assertThat(REPROCESS.rangeOf(0, 100)).isEqualTo(Range.LIVE); // not committed
+  void recordsItReadButNeverCommittedAreDecidedOnTheStoreAloneAndEmittedAsUsual() {
+    assertThat(REPROCESS.rangeOf(0, 40)).isEqualTo(Range.UNCLAIMED); // parked, below T
+    assertThat(REPROCESS.rangeOf(0, 95)).isEqualTo(Range.UNCLAIMED); // parked, after T
+    assertThat(REPROCESS.rangeOf(0, 100)).isEqualTo(Range.UNCLAIMED); // read, not committed
+    assertThat(REPROCESS.rangeOf(0, 119)).isEqualTo(Range.UNCLAIMED);
+    assertThat(Range.UNCLAIMED.storeAlone()).isTrue();
+    assertThat(Range.UNCLAIMED.emits()).isTrue();
+    assertThat(REPROCESS.emittedBefore(0, 95)).isFalse();
+  }
+
+  @Test
+  void recordsNoEarlierGenerationSawAskRedis() {
+    assertThat(REPROCESS.rangeOf(0, 120)).isEqualTo(Range.LIVE);
     assertThat(REPROCESS.rangeOf(1, 0)).isEqualTo(Range.LIVE); // a partition it never read
+    assertThat(Range.LIVE.storeAlone()).isFalse();
   }
 
   @Test
   void aRebuildEmitsNothingAgain() {
     assertThat(REBUILD.rangeOf(0, 99)).isEqualTo(Range.SILENT);
     assertThat(REBUILD.rangeOf(0, 100)).isEqualTo(Range.LIVE);
+    assertThat(Range.SILENT.emits()).isFalse();
     assertThat(REBUILD.reprocess()).isFalse();
     assertThat(REPROCESS.reprocess()).isTrue();
   }

@@ -25,6 +25,9 @@ public final class InputFollower implements Supplier<String>, AutoCloseable {
 
   static final Duration EVERY = Duration.ofSeconds(1);
 
+  /** The most a switch waits for the new topic's metadata; well below the grow's quiet period. */
+  static final Duration SWITCH_WITHIN = Duration.ofSeconds(2);
+
   private final ControlTopic.Reader control;
   private final String baseInput;
   private final Function<String, Boolean> metadataReady;
@@ -94,9 +97,12 @@ public final class InputFollower implements Supplier<String>, AutoCloseable {
       if (next.equals(topic)) {
         return;
       }
-      if (!metadataReady.apply(next)) {
-        log.info("the control topic names input {}: waiting for its metadata", next);
-        return;
+      // Fetch the new topic's metadata before switching, so requests do not wait for it; but
+      // switch within a few seconds whatever happens: a write to the old input after its
+      // generation drained would never be read, where a request that fails now is retried (D35).
+      long deadline = System.nanoTime() + SWITCH_WITHIN.toNanos();
+      while (!metadataReady.apply(next) && System.nanoTime() - deadline < 0) {
+        java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
       }
       log.info("writing webhooks to {} from now on (was {})", next, topic);
       topic = next;

@@ -8,7 +8,19 @@ package dev.runlane.processor.generation;
 public final class InputChangedException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
+  private final boolean inputMissing;
+
   public InputChangedException(String message) {
+    this(message, false);
+  }
+
+  public InputChangedException(String message, boolean inputMissing) {
     super(message);
+    this.inputMissing = inputMissing;
+  }
+
+  /** The input topic was not found: possibly a metadata answer that lags a creation. */
+  public boolean inputMissing() {
+    return inputMissing;
   }
 }

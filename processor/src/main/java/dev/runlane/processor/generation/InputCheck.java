@@ -35,7 +35,8 @@ public final class InputCheck {
               + " of "
               + generation.describe()
               + " does not exist; it was deleted, or TOPIC_CONTROL points at another cluster's"
-              + " control records");
+              + " control records",
+          true);
     }
     String changelog = StoreNames.changelog(generation.applicationId(), StoreNames.RUNS);
     int expected;

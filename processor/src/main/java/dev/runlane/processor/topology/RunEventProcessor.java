@@ -181,7 +181,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
             record.timestamp(),
             record.headers(),
             record.value()));
-    if (dedup.enabled() && rangeOf(offset) == Replay.Range.LIVE) {
+    if (dedup.enabled() && !rangeOf(offset, record.headers()).storeAlone()) {
       unclaimed.add(envelope.requestId());
     }
     if (++parkedSinceDrain >= settings.batchSize()) {
@@ -226,7 +226,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   private void decideBatch(List<KeyValue<Long, PendingEvent>> batch, Set<String> waitingRuns) {
     Set<String> requestIds = new LinkedHashSet<>();
     for (KeyValue<Long, PendingEvent> kv : batch) {
-      if (!waitingRuns.contains(kv.value.runId()) && rangeOf(kv.key) == Replay.Range.LIVE) {
+      if (!waitingRuns.contains(kv.value.runId())
+          && !rangeOf(kv.key, kv.value.headers()).storeAlone()) {
         requestIds.add(kv.value.requestId());
       }
     }
@@ -271,8 +272,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
           }
           continue;
         }
-        Replay.Range range = rangeOf(kv.key);
-        Claim claim = range == Replay.Range.LIVE ? claims.get(event.requestId()) : Claim.REPLAY;
+        Replay.Range range = rangeOf(kv.key, event.headers());
+        Claim claim = range.storeAlone() ? Claim.REPLAY : claims.get(event.requestId());
         if (claim != Claim.UNAVAILABLE
             && claim != Claim.REPLAY
             && !decided.add(event.requestId())) {
@@ -399,13 +400,22 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
   }
 
-  /** What a replay range does with an input record: nothing silent, marked, or as usual. */
-  private Replay.Range rangeOf(long offset) {
-    return settings.rangeOf(context.taskId().partition(), offset);
+  /**
+   * How to decide and emit the input record at {@code offset}: by the generation's replay ranges,
+   * and as read-but-undecided when the tools copied it from an older generation's input (D35).
+   */
+  private Replay.Range rangeOf(long offset, Headers headers) {
+    Replay.Range range = settings.rangeOf(context.taskId().partition(), offset);
+    if (range == Replay.Range.LIVE
+        && settings.readsCopies()
+        && headers.lastHeader(Replay.UNDECIDED_HEADER) != null) {
+      return Replay.Range.UNCLAIMED;
+    }
+    return range;
   }
 
   private void act(PendingEvent event, RunState.Head current, Outcome outcome, Replay.Range range) {
-    if (range != Replay.Range.LIVE) {
+    if (range == Replay.Range.SILENT || range == Replay.Range.MARKED) {
       metrics.replayed(range == Replay.Range.MARKED);
     }
     switch (outcome) {
@@ -439,7 +449,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     byte[] json = RunStateJson.withDataOf(next, event.raw());
     runs.put(event.runId(), json);
     heads.applied(event.runId(), next.head());
-    if (range == Replay.Range.SILENT) {
+    if (!range.emits()) {
       return; // an earlier generation emitted it, and sume.runs holds this state already
     }
     context.forward(
@@ -448,7 +458,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     context.forward(
         new Record<>(event.runId(), json, event.timestamp(), output(null, range)),
         ProcessorTopology.RUNS_SINK);
-    if (range == Replay.Range.LIVE) {
+    if (range != Replay.Range.MARKED) {
       metrics.applied(event.headers());
     }
   }
@@ -469,7 +479,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   }
 
   private void stale(PendingEvent event, RunState.Head current, Replay.Range range) {
-    if (range == Replay.Range.SILENT) {
+    if (!range.emits()) {
       return; // listed by the generation that decided it first
     }
     Headers headers = output(event.headers(), range);
@@ -488,8 +498,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
 
   private void toDeadLetters(
       Record<String, byte[]> record, long offset, String reason, String detail) {
-    Replay.Range range = rangeOf(offset);
-    if (range == Replay.Range.SILENT) {
+    Replay.Range range = rangeOf(offset, record.headers());
+    if (!range.emits()) {
       metrics.replayed(false);
       return; // dead-lettered by the generation that read it first
     }
@@ -512,8 +522,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    */
   private void tooLarge(Record<String, byte[]> record) {
     var metadata = context.recordMetadata().orElseThrow();
-    Replay.Range range = rangeOf(metadata.offset());
-    if (range == Replay.Range.SILENT) {
+    Replay.Range range = rangeOf(metadata.offset(), record.headers());
+    if (!range.emits()) {
       metrics.replayed(false);
       return;
     }

@@ -61,6 +61,15 @@ public record TopologySettings(
         generation.replay());
   }
 
+  /**
+   * Whether the input may hold records the tools copied from an older generation's input: only a
+   * later generation's does (generation 0's owner prefix is empty), so generation 0 never looks for
+   * their header.
+   */
+  boolean readsCopies() {
+    return !ownerPrefix.isEmpty();
+  }
+
   /** What to do with the input record at {@code offset} of {@code partition}. */
   Replay.Range rangeOf(int partition, long offset) {
     return replay == null ? Replay.Range.LIVE : replay.rangeOf(partition, offset);

@@ -13,7 +13,6 @@ import dev.runlane.tools.kafka.Cluster;
 import dev.runlane.tools.kafka.InputCopy;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -26,15 +25,21 @@ import java.util.Optional;
  *   <li>the new input is created and named in a PREPARING record: every ingress writes to it from
  *       then on, while the current generation's processors go on draining the old input;
  *   <li>once the old input is quiet and fully decided (committed to its end, nothing parked, no
- *       open transaction), the new generation's run-store changelog is seeded with every run's
- *       state from the old one, repartitioned as the ingress now partitions runs;
- *   <li>the ACTIVE record makes the processors swap to the new generation: each task restores its
- *       runs' heads before it decides its first event, so no run's state moves backwards and no
- *       applied event is applied again (Redis catches retries across the move; the seeded heads
- *       catch them when Redis does not).
+ *       open transaction), a SEEDING record stops those processors, and whatever they had not
+ *       decided for good by then (normally nothing) is copied into the new input;
+ *   <li>the new generation's run-store changelog is seeded with every run's state from the stopped
+ *       one, repartitioned as the ingress now partitions runs;
+ *   <li>the ACTIVE record starts the new generation: each task restores its runs' heads before it
+ *       decides its first event, so no run's state moves backwards and no applied event is applied
+ *       again (Redis catches retries across the move; the seeded heads catch them when Redis does
+ *       not).
  * </ol>
  *
- * Events written to the new input wait from the switch to the swap: that is the processing pause.
+ * <p>On an input whose partitions were added by hand (the processors stopped, D36), the drain is
+ * skipped: what the stopped generation never decided is copied instead (a repair).
+ *
+ * <p>Events written to the new input wait from the switch to the new generation's start: that is
+ * the processing pause.
  */
 public final class GrowProcedure {
 
@@ -69,8 +74,8 @@ public final class GrowProcedure {
     steps.step("read the pipeline's generation from " + pipeline.config().controlTopic());
     Generation latest = pipeline.latest();
     Generation base;
-    Generation preparing = null;
-    if (latest.state() == State.PREPARING) {
+    Generation resumed = null;
+    if (latest.state() != State.ACTIVE) {
       if (latest.kind() != Kind.GROW || latest.previous() == null) {
         throw new Refused(
             latest.describe()
@@ -84,9 +89,20 @@ public final class GrowProcedure {
                 + latest.partitions()
                 + "` to finish it first");
       }
-      preparing = latest;
+      resumed = latest;
       base = latest.previous();
       steps.done("resuming " + latest.describe());
+    } else if (latest.kind() == Kind.GROW
+        && latest.partitions() == o.to()
+        && cluster.partitions(latest.input()).orElse(0) == o.to()) {
+      steps.done(latest.describe());
+      steps.summary(
+          "generation "
+              + latest.number()
+              + " grew to "
+              + o.to()
+              + " partitions already; nothing to do");
+      return new Result(latest, 0, Duration.ZERO);
     } else {
       base = latest;
       steps.done(base.describe());
@@ -123,21 +139,39 @@ public final class GrowProcedure {
               + o.to()
               + " (partitions can never be removed)");
     }
+    if (repair && base.replay() != null && !rederived(base)) {
+      // Its changelog would miss what it had not re-derived, and the events it had not reached
+      // were emitted before: seeding from it and copying them would apply them again.
+      throw new Refused(
+          "generation "
+              + base.number()
+              + " stopped before it had re-derived its input, and partitions were added by hand"
+              + " since: it cannot be taken over. Remove nothing; ask for help with its control"
+              + " record (`runlane status`)");
+    }
     if (o.to() > TopicSettings.MAX_PARTITIONS) {
       throw new Refused("--to " + o.to() + " is above " + TopicSettings.MAX_PARTITIONS);
     }
-    int number = preparing != null ? preparing.number() : base.number() + 1;
+    int number = resumed != null ? resumed.number() : base.number() + 1;
     String input = Generation.grownInput(pipeline.config().pipeline(), number);
     String applicationId = Generation.applicationId(base.baseApplicationId(), number);
     Optional<Integer> existing = cluster.partitions(input);
-    if (preparing == null && existing.isPresent()) {
-      throw new Refused(
-          "topic "
-              + input
-              + " exists already but no control record names it: a grow was started by hand"
-              + " or with another TOPIC_CONTROL; delete it or use that control topic");
+    boolean reuse = false;
+    if (resumed == null && existing.isPresent()) {
+      // Left by an earlier run of this command that stopped before writing its record: reuse it
+      // if nobody wrote to it, else refuse.
+      reuse =
+          existing.get() == o.to()
+              && Cluster.total(cluster.endOffsets(input, existing.get()).values()) == 0;
+      if (!reuse) {
+        throw new Refused(
+            "topic "
+                + input
+                + " exists already, holds records or another partition count, and no control"
+                + " record names it: delete it, or use the TOPIC_CONTROL that names it");
+      }
     }
-    if (preparing == null && !cluster.committed(applicationId, input).isEmpty()) {
+    if (resumed == null && !cluster.committed(applicationId, input).isEmpty()) {
       throw new Refused("the consumer group " + applicationId + " has committed offsets already");
     }
     String seedFrom = StateTopics.runsChangelog(base.applicationId());
@@ -154,32 +188,37 @@ public final class GrowProcedure {
             + input
             + " ("
             + o.to()
-            + " partitions), move the ingress to it, let generation "
-            + base.number()
-            + " drain "
-            + base.input()
-            + (repair ? " (it cannot: copy what it never decided instead)" : "")
+            + " partitions), move the ingress to it, "
+            + (repair
+                ? "copy what generation " + base.number() + " never decided into it"
+                : "let generation " + base.number() + " drain " + base.input())
             + ", seed generation "
             + number
             + " ("
             + applicationId
             + ") from "
             + seedFrom
-            + ", then switch the processors to it");
+            + ", then start it");
     if (o.dryRun()) {
       steps.summary("dry run: nothing changed");
       return new Result(base, 0, Duration.ZERO);
     }
 
-    Instant createdAt = preparing != null ? preparing.createdAt() : clock.instant();
+    Generation preparing = resumed;
     if (preparing == null) {
       steps.step("create " + input + " with " + o.to() + " partitions");
-      cluster.create(
-          input,
-          o.to(),
-          pipeline.config().topicSettings().replicationFactor(),
-          cluster.topicConfigs(base.input()));
-      steps.done("created, with " + base.input() + "'s topic configs");
+      if (!reuse) {
+        cluster.create(
+            input,
+            o.to(),
+            pipeline.config().topicSettings().replicationFactor(),
+            cluster.topicConfigs(base.input()));
+      }
+      steps.done(
+          (reuse ? "reused (empty, left by an earlier run)" : "created")
+              + ", with "
+              + base.input()
+              + "'s topic configs");
       preparing =
           new Generation(
               number,
@@ -191,7 +230,7 @@ public final class GrowProcedure {
               o.to(),
               seedFrom,
               null,
-              createdAt,
+              clock.instant(),
               base);
       steps.step("move the ingress to " + input);
       pipeline.write(preparing);
@@ -199,37 +238,35 @@ public final class GrowProcedure {
       steps.action(
           "every ingress follows the control topic and writes to "
               + input
-              + " within a second; events written there wait for generation "
+              + " within a few seconds; events written there wait for generation "
               + number);
     }
     long pauseBegan = System.nanoTime();
 
-    steps.step("wait until " + base.input() + " receives nothing for " + Steps.format(o.quiet()));
-    awaitQuiet(base.input(), current, o);
-    steps.done("quiet");
-
-    if (repair) {
-      copyUndecided(base, current, input, o);
-    } else {
-      steps.step(
-          "wait until generation " + base.number() + " has decided everything in " + base.input());
-      Waits.until(
-          steps,
-          o.timeout(),
-          () -> drained(base, current),
-          () -> lag(base, current) + " events not committed yet",
-          () ->
-              "generation "
-                  + base.number()
-                  + " has not finished "
-                  + base.input()
-                  + " within "
-                  + Steps.format(o.timeout())
-                  + " ("
-                  + lag(base, current)
-                  + " events behind): are its processors running? Re-run this command to resume");
-      steps.done("committed to the end, nothing parked");
+    if (preparing.state() == State.PREPARING) {
+      steps.step("wait until " + base.input() + " receives nothing for " + Steps.format(o.quiet()));
+      awaitQuiet(base.input(), current, o);
+      steps.done("quiet");
+      if (!repair) {
+        awaitDrained(base, current, o);
+      }
+      preparing = preparing.withState(State.SEEDING);
+      steps.step("stop generation " + base.number() + " to seed from its state");
+      pipeline.write(preparing);
+      steps.done("control record written: " + preparing.describe());
     }
+
+    steps.step(
+        "wait until the processors of generation "
+            + base.number()
+            + " are stopped"
+            + (repair ? " (they stop by themselves when partitions are added by hand)" : ""));
+    new Stopped(pipeline, steps).await(base, o.timeout());
+    steps.done("no member, no open transaction, offsets unchanged");
+
+    steps.step("copy what generation " + base.number() + " did not decide for good into " + input);
+    long copied = copyUndecided(base, current, input, number);
+    steps.done(copied + " events copied" + (repair ? "" : " (0 unless something arrived late)"));
 
     steps.step("seed generation " + number + "'s run store from " + seedFrom);
     long seeds =
@@ -239,7 +276,7 @@ public final class GrowProcedure {
     steps.done(seeds + " records copied");
 
     Generation active = preparing.withState(State.ACTIVE);
-    steps.step("switch the processors to generation " + number);
+    steps.step("start generation " + number);
     pipeline.write(active);
     steps.done(active.describe());
 
@@ -254,12 +291,34 @@ public final class GrowProcedure {
                 + number
                 + " is active but has not committed within "
                 + Steps.format(o.timeout())
-                + ": are the processors running? `runlane status` shows it");
+                + ": are the processors running? It starts by itself once they are; `runlane"
+                + " status` shows it");
     Duration pause = Duration.ofNanos(System.nanoTime() - pauseBegan);
     steps.done("processing; events written to " + input + " waited at most " + Steps.format(pause));
     steps.summary(
         "grow to " + o.to() + " partitions: generation " + number + " is active on " + input);
     return new Result(active, seeds, pause);
+  }
+
+  private void awaitDrained(Generation base, int partitions, Options o) {
+    steps.step(
+        "wait until generation " + base.number() + " has decided everything in " + base.input());
+    Waits.until(
+        steps,
+        o.timeout(),
+        () -> drained(base, partitions),
+        () -> lag(base, partitions) + " events not committed yet",
+        () ->
+            "generation "
+                + base.number()
+                + " has not finished "
+                + base.input()
+                + " within "
+                + Steps.format(o.timeout())
+                + " ("
+                + lag(base, partitions)
+                + " events behind): are its processors running? Re-run this command to resume");
+    steps.done("committed to the end, nothing parked");
   }
 
   /**
@@ -274,39 +333,20 @@ public final class GrowProcedure {
   }
 
   /**
-   * Repair: the generation's processors stopped when partitions were added under them. What they
-   * never decided (from each partition's committed offset, and what was parked undecided below it)
-   * is copied into the new input, behind what the ingress wrote there since it moved: those events
-   * are decided there against the seeded heads, so none is lost or applied twice; one older than an
-   * event of its run that arrived meanwhile is listed stale.
+   * What the stopped generation did not decide for good (from each partition's committed offset,
+   * and what was parked undecided below it; with a replay of its own, also what it had not
+   * re-derived yet) goes into the new input, with the header that has it decided on the run store
+   * alone (D35). After a drain that is nothing; in a repair, the events of partitions added by
+   * hand: they land behind what the ingress wrote since it moved, so one older than an event of its
+   * run that arrived meanwhile is listed stale.
    */
-  private void copyUndecided(Generation base, int partitions, String input, Options o) {
-    steps.step(
-        "wait until the processors of generation "
-            + base.number()
-            + " are stopped (they stop by themselves when partitions are added by hand)");
-    Waits.until(
-        steps,
-        o.timeout(),
-        () ->
-            cluster.members(base.applicationId()) == 0
-                && !cluster.openTransactions(StateTopics.runsChangelog(base.applicationId()))
-                && !cluster.openTransactions(StateTopics.pendingChangelog(base.applicationId())),
-        () -> cluster.members(base.applicationId()) + " members left",
-        () ->
-            "the consumer group "
-                + base.applicationId()
-                + " still has members: stop those processors, then re-run this command");
-    steps.done("no member, no open transaction");
-    steps.step("copy what generation " + base.number() + " never decided into " + input);
+  private long copyUndecided(Generation base, int partitions, String input, int number) {
     Map<Integer, Long> committed = cluster.committed(base.applicationId(), base.input());
     Map<Integer, List<Long>> parked =
         Changelogs.parked(
             pipeline.clientSettings(), StateTopics.pendingChangelog(base.applicationId()));
-    long copied =
-        InputCopy.tail(
-            pipeline.clientSettings(), base.input(), partitions, committed, parked, input);
-    steps.done(copied + " events copied");
+    return InputCopy.tail(
+        pipeline.clientSettings(), base.input(), partitions, committed, parked, input, number);
   }
 
   private void awaitQuiet(String topic, int partitions, Options o) {
@@ -329,6 +369,13 @@ public final class GrowProcedure {
         quietSince = System.nanoTime();
       }
     }
+  }
+
+  /** Whether a replaying generation has committed up to where the one before it stopped. */
+  private boolean rederived(Generation base) {
+    Map<Integer, Long> committed = cluster.committed(base.applicationId(), base.input());
+    return base.replay().liveFrom().entrySet().stream()
+        .allMatch(e -> committed.getOrDefault(e.getKey(), 0L) >= e.getValue());
   }
 
   private long lag(Generation base, int partitions) {

@@ -6,24 +6,39 @@ import dev.runlane.tools.ToolsConfig;
 import dev.runlane.tools.kafka.Cluster;
 import java.time.Duration;
 import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.ProducerFencedException;
 
-/** One pipeline as the tools see it: its settings, its cluster, its control record. */
+/**
+ * One pipeline as the tools see it: its settings, its cluster, its control record. Opening it
+ * fences any other command still driving the same pipeline (see {@link ControlTopic.Writer}).
+ */
 public final class Pipeline implements AutoCloseable {
   private final ToolsConfig config;
   private final Cluster cluster;
   private final ControlTopic.Reader control;
+  private final ControlTopic.Writer writer;
 
   public Pipeline(ToolsConfig config) {
     this.config = config;
     this.cluster = new Cluster(config.clientSettings());
+    ControlTopic.Reader reader = null;
     try {
-      try (var admin = org.apache.kafka.clients.admin.Admin.create(config.clientSettings())) {
+      try (Admin admin = Admin.create(config.clientSettings())) {
         ControlTopic.ensure(admin, config.controlTopic(), config.topicSettings());
       }
-      this.control =
+      reader =
           new ControlTopic.Reader(
               config.clientSettings(), config.controlTopic(), config.pipeline());
+      this.writer =
+          new ControlTopic.Writer(
+              config.clientSettings(), config.controlTopic(), config.pipeline());
+      this.control = reader;
     } catch (RuntimeException e) {
+      if (reader != null) {
+        reader.close();
+      }
       cluster.close();
       throw e;
     }
@@ -50,12 +65,21 @@ public final class Pipeline implements AutoCloseable {
 
   /** Makes {@code generation} the latest record, which every service follows within a second. */
   public void write(Generation generation) {
-    ControlTopic.write(
-        config.clientSettings(), config.controlTopic(), config.pipeline(), generation);
+    try {
+      writer.write(generation);
+    } catch (ProducerFencedException e) {
+      throw new KafkaException(
+          "another runlane command started on pipeline "
+              + config.pipeline()
+              + " and took over; this one stopped before writing "
+              + generation.describe(),
+          e);
+    }
   }
 
   @Override
   public void close() {
+    writer.close();
     control.close();
     cluster.close();
   }

@@ -172,35 +172,37 @@ public final class ReplayProcedure {
     pipeline.write(preparing);
     steps.done("control record written: " + preparing.describe());
 
-    steps.step("wait until the consumer group " + base.applicationId() + " is empty");
+    steps.step(
+        "wait until the consumer group "
+            + base.applicationId()
+            + " is empty and its offsets stay put for "
+            + Steps.format(Stopped.STABLE));
+    Replay replay;
     try {
-      Waits.until(
-          steps,
-          o.timeout(),
-          () -> stopped(base),
-          () -> cluster.members(base.applicationId()) + " members left",
-          () -> "");
+      new Stopped(pipeline, steps).await(base, o.timeout());
+      steps.done("no member, no open transaction, offsets unchanged");
+      steps.step("read where generation " + base.number() + " stopped");
+      replay = replayRanges(base, partitions, number, o.from());
+      // A processor that joined after the check would have moved the offsets: read again.
+      if (!replay.liveFrom().equals(liveFrom(base, partitions))) {
+        throw new TimedOut("generation " + base.number() + " committed again after it stopped");
+      }
     } catch (TimedOut e) {
       pipeline.write(base);
       throw new Refused(
-          "the processors of generation "
+          "generation "
               + base.number()
-              + " are still in the consumer group "
-              + base.applicationId()
-              + " ("
-              + cluster.members(base.applicationId())
-              + " members) after "
+              + " did not stay stopped within "
               + Steps.format(o.timeout())
-              + ": a processor that does not follow "
+              + " ("
+              + e.getMessage()
+              + "): a processor that does not follow "
               + pipeline.config().controlTopic()
               + " must be stopped by hand. Generation "
               + base.number()
-              + " is active again; nothing changed");
+              + " is active again (its processors resume within a second); nothing else"
+              + " changed");
     }
-    steps.done("no member, no open transaction");
-
-    steps.step("read where generation " + base.number() + " stopped");
-    Replay replay = replayRanges(base, partitions, number, o.from());
     long silent = Cluster.total(replay.markedFrom().values());
     long marked = Cluster.distance(replay.markedFrom(), replay.liveFrom());
     long parked = replay.parked().values().stream().mapToLong(List::size).sum();
@@ -263,8 +265,9 @@ public final class ReplayProcedure {
                   + number
                   + " has not re-derived its input within "
                   + Steps.format(o.timeout())
-                  + ": are its processors running? `runlane status` shows its progress; nothing"
-                  + " needs re-running");
+                  + ": are its processors running? It goes on by itself once they are;"
+                  + " `runlane status` shows its progress. Do not re-run: that would start another"
+                  + " generation");
       seconds = (System.nanoTime() - began) / 1e9;
       steps.done(
           String.format(
@@ -289,16 +292,24 @@ public final class ReplayProcedure {
         cluster
             .partitions(base.input())
             .orElseThrow(() -> new Refused("the input topic " + base.input() + " does not exist"));
-    if (base.partitions() > 0 && base.partitions() != partitions) {
+    int built =
+        base.partitions() > 0
+            ? base.partitions()
+            : cluster
+                .partitions(StateTopics.runsChangelog(base.applicationId()))
+                .orElse(partitions);
+    if (built != partitions) {
       throw new Refused(
           base.input()
               + " has "
               + partitions
               + " partitions, but generation "
               + base.number()
-              + " was made for "
-              + base.partitions()
-              + ": partitions were added by hand (see docs/operations.md)");
+              + "'s state was built for "
+              + built
+              + ": partitions were added by hand. Run `runlane partitions grow --to "
+              + partitions
+              + "` first (docs/operations.md)");
     }
     List<String> truncated = new ArrayList<>();
     cluster
@@ -340,28 +351,59 @@ public final class ReplayProcedure {
     }
   }
 
-  /** The group has no member and none of its changelogs holds an open transaction. */
-  private boolean stopped(Generation base) {
-    return cluster.members(base.applicationId()) == 0
-        && !cluster.openTransactions(StateTopics.pendingChangelog(base.applicationId()))
-        && !cluster.openTransactions(StateTopics.runsChangelog(base.applicationId()));
-  }
-
-  private Replay replayRanges(Generation base, int partitions, int number, Instant from) {
+  /**
+   * Per partition, the first offset no generation so far committed: the stopped generation's
+   * committed offset, or, if it was itself replaying and had not caught up, its own replay's.
+   */
+  private Map<Integer, Long> liveFrom(Generation base, int partitions) {
     Map<Integer, Long> committed = cluster.committed(base.applicationId(), base.input());
+    Replay before = base.replay();
     Map<Integer, Long> liveFrom = new TreeMap<>();
     for (int p = 0; p < partitions; p++) {
-      liveFrom.put(p, committed.getOrDefault(p, 0L));
+      long earlier = before == null ? 0 : before.liveFrom().getOrDefault(p, 0L);
+      liveFrom.put(p, Math.max(committed.getOrDefault(p, 0L), earlier));
     }
+    return liveFrom;
+  }
+
+  /**
+   * Where the stopped generation left the input (D35): below {@code live_from} what some generation
+   * emitted, except the offsets none decided for good ({@code parked}: parked in the stopped
+   * generation's pending store, or never emitted by those before it and not reached by it); up to
+   * {@code claim_from} what it may have read.
+   */
+  private Replay replayRanges(Generation base, int partitions, int number, Instant from) {
+    Map<Integer, Long> committed = cluster.committed(base.applicationId(), base.input());
+    Map<Integer, Long> liveFrom = liveFrom(base, partitions);
+    Map<Integer, Long> end = cluster.endOffsets(base.input(), partitions);
+    Replay before = base.replay();
+    Map<Integer, List<Long>> pending =
+        Changelogs.parked(
+            pipeline.clientSettings(), StateTopics.pendingChangelog(base.applicationId()));
     Map<Integer, List<Long>> parked = new TreeMap<>();
-    Changelogs.parked(pipeline.clientSettings(), StateTopics.pendingChangelog(base.applicationId()))
-        .forEach(
-            (p, offsets) -> {
-              List<Long> below = offsets.stream().filter(o -> o < liveFrom.get(p)).toList();
-              if (!below.isEmpty()) {
-                parked.put(p, below);
-              }
-            });
+    Map<Integer, Long> claimFrom = new TreeMap<>();
+    for (int p = 0; p < partitions; p++) {
+      long reached = committed.getOrDefault(p, 0L);
+      long live = liveFrom.get(p);
+      java.util.TreeSet<Long> undecided = new java.util.TreeSet<>();
+      for (long o : pending.getOrDefault(p, List.of())) {
+        if (o < live && (before == null || !before.emittedBefore(p, o))) {
+          undecided.add(o); // parked by the stopped generation, emitted by none before it
+        }
+      }
+      if (before != null) {
+        for (long o : before.parked().getOrDefault(p, List.of())) {
+          if (o >= reached && o < live) {
+            undecided.add(o); // undecided before it, and it did not get that far
+          }
+        }
+      }
+      if (!undecided.isEmpty()) {
+        parked.put(p, List.copyOf(undecided));
+      }
+      long earlierClaim = before == null ? 0 : before.claimFrom().getOrDefault(p, 0L);
+      claimFrom.put(p, Math.max(live, Math.max(end.get(p), earlierClaim)));
+    }
     Map<Integer, Long> markedFrom = new TreeMap<>(liveFrom);
     String id = "rebuild-g" + number;
     if (from != null) {
@@ -370,7 +412,7 @@ public final class ReplayProcedure {
           .forEach((p, at) -> markedFrom.put(p, Math.min(at, liveFrom.get(p))));
       id = "reprocess-g" + number + "-" + from;
     }
-    return new Replay(id, from, markedFrom, liveFrom, parked);
+    return new Replay(id, from, markedFrom, liveFrom, claimFrom, parked);
   }
 
   private boolean caughtUp(String group, String topic, Map<Integer, Long> liveFrom) {

@@ -1,5 +1,7 @@
 package dev.runlane.tools.kafka;
 
+import dev.runlane.common.generation.Replay;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -37,7 +39,9 @@ public final class InputCopy {
       int partitions,
       Map<Integer, Long> from,
       Map<Integer, List<Long>> extra,
-      String target) {
+      String target,
+      int generation) {
+    byte[] copiedBy = Integer.toString(generation).getBytes(StandardCharsets.UTF_8);
     Map<String, Object> c = new HashMap<>(clientSettings);
     c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
@@ -62,6 +66,9 @@ public final class InputCopy {
         while (consumer.position(tp) < end) {
           for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
             if (r.offset() >= start || parked.contains(r.offset())) {
+              // Marked, so that the new generation decides it on its run store alone: the old one
+              // may have decided it in a transaction that aborted, leaving a Redis marker (D35).
+              r.headers().remove(Replay.UNDECIDED_HEADER).add(Replay.UNDECIDED_HEADER, copiedBy);
               producer.send(
                   new ProducerRecord<>(
                       target, null, r.timestamp(), r.key(), r.value(), r.headers()),
