@@ -67,7 +67,8 @@ final class GenerationsStage {
             APP_ID,
             topics,
             new TopicSettings(BenchContext.PARTITIONS, (short) 1),
-            ControlTopic.DEFAULT_NAME);
+            ControlTopic.DEFAULT_NAME,
+            dev.runlane.common.kafka.KafkaClientSettings.none());
     PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
     ProcessorApp app =
         BenchContext.startProcessor(

@@ -53,12 +53,37 @@ public final class EmbeddedKafka implements AutoCloseable {
   private final int brokerPort;
   private final int controllerPort;
   private final Path baseDir;
+  private final Secured secured; // null: plaintext only
   private final Map<String, String> brokerConfig;
 
   private KafkaRaftServer server; // guarded by this
   private boolean closed; // guarded by this
 
+  /**
+   * A second listener that needs SASL_SSL with SCRAM-SHA-512, as MSK, Confluent Cloud, Aiven or a
+   * Strimzi SCRAM listener do, next to the plaintext one the broker itself uses.
+   *
+   * @param bootstrapServers {@code 127.0.0.1:PORT} of the SASL_SSL listener
+   * @param tls the broker's certificate and a trust store for clients
+   * @param username a SCRAM user the broker knows
+   * @param password its password
+   */
+  public record Secured(String bootstrapServers, TlsStores tls, String username, String password) {
+    /** A JAAS config line for this user. */
+    public String jaasConfig(String password) {
+      return "org.apache.kafka.common.security.scram.ScramLoginModule required username=\""
+          + username
+          + "\" password=\""
+          + password
+          + "\";";
+    }
+  }
+
   private EmbeddedKafka(Map<String, String> overrides) {
+    this(overrides, false);
+  }
+
+  private EmbeddedKafka(Map<String, String> overrides, boolean withSecuredListener) {
     this.nodeId = NEXT_NODE_ID.getAndIncrement();
     this.brokerPort = FreePorts.next();
     int candidate = FreePorts.next();
@@ -71,7 +96,64 @@ public final class EmbeddedKafka implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create a temp dir for the embedded broker", e);
     }
+    if (withSecuredListener) {
+      int port = FreePorts.next();
+      while (port == brokerPort || port == controllerPort) {
+        port = FreePorts.next();
+      }
+      this.secured =
+          new Secured(
+              "127.0.0.1:" + port,
+              TlsStores.generate(baseDir.resolve("tls")),
+              "runlane",
+              "scram-" + Long.toHexString(System.nanoTime()));
+    } else {
+      this.secured = null;
+    }
     this.brokerConfig = brokerConfig(overrides);
+  }
+
+  /**
+   * Starts a broker that also listens with SASL_SSL and SCRAM-SHA-512 (see {@link #secured()}),
+   * with one SCRAM user created.
+   */
+  public static EmbeddedKafka startSecured() {
+    EmbeddedKafka kafka = new EmbeddedKafka(Map.of(), true);
+    try {
+      kafka.format();
+      kafka.startServer();
+      kafka.createScramUser();
+      return kafka;
+    } catch (RuntimeException | Error e) {
+      kafka.close();
+      throw e;
+    }
+  }
+
+  /** The SASL_SSL listener, or null if the broker has none. */
+  public Secured secured() {
+    return secured;
+  }
+
+  private void createScramUser() {
+    try (Admin admin =
+        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers()))) {
+      admin
+          .alterUserScramCredentials(
+              List.of(
+                  new org.apache.kafka.clients.admin.UserScramCredentialUpsertion(
+                      secured.username(),
+                      new org.apache.kafka.clients.admin.ScramCredentialInfo(
+                          org.apache.kafka.clients.admin.ScramMechanism.SCRAM_SHA_512, 4096),
+                      secured.password())))
+          .all()
+          .get(30, TimeUnit.SECONDS);
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IllegalStateException("cannot create the SCRAM user", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted creating the SCRAM user", e);
+    }
   }
 
   /** Formats a fresh log dir and starts a broker on free loopback ports; returns when it serves. */
@@ -180,6 +262,23 @@ public final class EmbeddedKafka implements AutoCloseable {
             + controllerPort);
     c.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPort);
     c.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+    if (secured != null) {
+      c.put("listeners", c.get("listeners") + ",SASL_SSL://" + secured.bootstrapServers());
+      c.put(
+          "advertised.listeners",
+          c.get("advertised.listeners") + ",SASL_SSL://" + secured.bootstrapServers());
+      c.put(
+          "listener.security.protocol.map",
+          "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL");
+      c.put("sasl.enabled.mechanisms", "SCRAM-SHA-512");
+      c.put(
+          "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config",
+          "org.apache.kafka.common.security.scram.ScramLoginModule required;");
+      c.put("listener.name.sasl_ssl.ssl.keystore.type", "PKCS12");
+      c.put("listener.name.sasl_ssl.ssl.keystore.location", secured.tls().keyStore().toString());
+      c.put("listener.name.sasl_ssl.ssl.keystore.password", secured.tls().password());
+      c.put("listener.name.sasl_ssl.ssl.key.password", secured.tls().password());
+    }
     c.put("controller.listener.names", CONTROLLER_LISTENER);
     c.put("inter.broker.listener.name", "PLAINTEXT");
     c.put("log.dirs", logDir().toString());

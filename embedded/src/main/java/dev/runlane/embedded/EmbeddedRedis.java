@@ -11,6 +11,7 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
@@ -89,11 +90,19 @@ public final class EmbeddedRedis implements AutoCloseable {
    * redis-server} on {@code PATH} if there is one, else the bundled binary. No persistence.
    */
   public static EmbeddedRedis startOwned() {
+    return startOwned(List.of());
+  }
+
+  /**
+   * Like {@link #startOwned()}, with extra {@code redis.conf} lines, e.g. {@code requirepass
+   * secret} for a server that needs a password.
+   */
+  public static EmbeddedRedis startOwned(List<String> settings) {
     File path = findOnPath("redis-server");
     if (path != null) {
-      return startProcess(path, Source.PATH_BINARY, false);
+      return startProcess(path, Source.PATH_BINARY, false, settings);
     }
-    return startProcess(bundledBinary(), Source.BUNDLED_BINARY, false);
+    return startProcess(bundledBinary(), Source.BUNDLED_BINARY, false, settings);
   }
 
   static EmbeddedRedis resolveShared(String redisUrl) {
@@ -111,7 +120,7 @@ public final class EmbeddedRedis implements AutoCloseable {
           true,
           /* server= */ null);
     }
-    return startProcess(bundledBinary(), Source.BUNDLED_BINARY, true);
+    return startProcess(bundledBinary(), Source.BUNDLED_BINARY, true, List.of());
   }
 
   /** {@code redis://host:port} (a given {@code REDIS_URL} is returned as given). */
@@ -202,20 +211,24 @@ public final class EmbeddedRedis implements AutoCloseable {
     }
   }
 
-  private static EmbeddedRedis startProcess(File binary, Source source, boolean sharedInstance) {
+  private static EmbeddedRedis startProcess(
+      File binary, Source source, boolean sharedInstance, List<String> settings) {
     RuntimeException last = null;
     for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
       int port = FreePorts.next();
       RedisServer server;
       try {
-        server =
+        var builder =
             RedisServer.newRedisServer()
                 .executableProvider(() -> binary)
                 .bind(LOOPBACK)
                 .port(port)
                 .setting("save \"\"")
                 .setting("appendonly no")
-                .setting("protected-mode yes")
+                .setting("protected-mode yes");
+        settings.forEach(builder::setting);
+        server =
+            builder
                 // Drain the process output so a chatty server can never block on a full pipe.
                 .soutListener(line -> LOG.trace("redis-server:{} {}", port, line))
                 .serrListener(line -> LOG.debug("redis-server:{} {}", port, line))
@@ -337,7 +350,9 @@ public final class EmbeddedRedis implements AutoCloseable {
   private static void awaitPing(String host, int port) {
     long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
     while (System.nanoTime() < deadline) {
-      if (answersPing(host, port, Duration.ofMillis(500))) {
+      // A server that needs a password answers -NOAUTH: it is up all the same.
+      String reply = pingReply(host, port, Duration.ofMillis(500));
+      if (reply != null && (reply.equals("+PONG") || reply.startsWith("-NOAUTH"))) {
         return;
       }
       LockSupport.parkNanos(PING_RETRY_PAUSE.toNanos());
@@ -348,6 +363,11 @@ public final class EmbeddedRedis implements AutoCloseable {
 
   /** Sends a RESP {@code PING} and expects {@code +PONG}, within {@code timeout}. */
   static boolean answersPing(String host, int port, Duration timeout) {
+    return "+PONG".equals(pingReply(host, port, timeout));
+  }
+
+  /** The first line of the answer to a RESP {@code PING}, or null if none came in time. */
+  private static String pingReply(String host, int port, Duration timeout) {
     try (Socket socket = new Socket()) {
       int millis = (int) timeout.toMillis();
       socket.connect(new InetSocketAddress(host, port), millis);
@@ -356,15 +376,13 @@ public final class EmbeddedRedis implements AutoCloseable {
       out.write("*1\r\n$4\r\nPING\r\n".getBytes(StandardCharsets.US_ASCII));
       out.flush();
       InputStream in = socket.getInputStream();
-      byte[] expected = "+PONG\r\n".getBytes(StandardCharsets.US_ASCII);
-      for (byte b : expected) {
-        if (in.read() != b) {
-          return false;
-        }
+      StringBuilder line = new StringBuilder();
+      for (int b = in.read(); b >= 0 && b != '\r' && line.length() < 256; b = in.read()) {
+        line.append((char) b);
       }
-      return true;
+      return line.toString();
     } catch (IOException e) {
-      return false;
+      return null;
     }
   }
 }

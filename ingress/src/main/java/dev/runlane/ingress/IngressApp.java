@@ -29,7 +29,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -92,20 +91,22 @@ public final class IngressApp implements AutoCloseable {
 
       ensureTopics(config);
 
-      KafkaProducer<byte[], byte[]> producer =
-          new KafkaProducer<>(
-              ProducerSettings.producerConfig(
-                  config.bootstrapServers(),
-                  config.ackTimeout(),
-                  config.producerMaxBlock(),
-                  config.producerLinger(),
-                  config.producerCompression(),
-                  config.maxBodyBytes(),
-                  "runlane-ingress"));
+      Map<String, Object> producerConfig =
+          ProducerSettings.producerConfig(
+              config.bootstrapServers(),
+              config.ackTimeout(),
+              config.producerMaxBlock(),
+              config.producerLinger(),
+              config.producerCompression(),
+              config.maxBodyBytes(),
+              "runlane-ingress");
+      // The operator's client settings (security, ...); those runlane needs were refused at load.
+      producerConfig.putAll(config.kafkaClient().forClients());
+      KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerConfig);
       started.add(0, () -> producer.close(Duration.ZERO));
       InputFollower input =
           InputFollower.start(
-              Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers()),
+              config.kafkaClient().withBootstrap(config.bootstrapServers()),
               config.controlTopic(),
               config.topics().webhooks(),
               topic -> WebhookPublisher.hasMetadata(producer, topic),
@@ -244,17 +245,14 @@ public final class IngressApp implements AutoCloseable {
                 TopicEnsurer.plain(config.topics().dlq(), config.topicSettings()), maxMessageBytes),
             ControlTopic.newTopic(config.controlTopic(), config.topicSettings()));
     int timeoutMs = (int) Math.min(Integer.MAX_VALUE, config.startupTimeout().toMillis());
-    try (Admin admin =
-        Admin.create(
-            Map.of(
-                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
-                config.bootstrapServers(),
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-                Math.max(timeoutMs, ADMIN_REQUEST_TIMEOUT_MS),
-                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
-                Math.min(timeoutMs, ADMIN_REQUEST_TIMEOUT_MS),
-                AdminClientConfig.CLIENT_ID_CONFIG,
-                "runlane-ingress-admin"))) {
+    Map<String, Object> adminConfig = config.kafkaClient().withBootstrap(config.bootstrapServers());
+    adminConfig.put(
+        AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+        Math.max(timeoutMs, ADMIN_REQUEST_TIMEOUT_MS));
+    adminConfig.put(
+        AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, Math.min(timeoutMs, ADMIN_REQUEST_TIMEOUT_MS));
+    adminConfig.put(AdminClientConfig.CLIENT_ID_CONFIG, "runlane-ingress-admin");
+    try (Admin admin = Admin.create(adminConfig)) {
       TopicEnsurer.ensure(admin, topics, config.startupTimeout());
     }
   }

@@ -5,6 +5,7 @@ import dev.runlane.common.config.EnvReader;
 import dev.runlane.common.config.Secret;
 import dev.runlane.common.generation.ControlTopic;
 import dev.runlane.common.kafka.Compression;
+import dev.runlane.common.kafka.KafkaClientSettings;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.common.signature.StandardWebhooksVerifier;
@@ -43,6 +44,7 @@ import org.slf4j.LoggerFactory;
  * @param topics {@code TOPIC_*}
  * @param topicSettings {@code TOPIC_PARTITIONS}, {@code TOPIC_REPLICATION_FACTOR}
  * @param controlTopic {@code TOPIC_CONTROL}: where the operator tools say which input to write
+ * @param kafkaClient {@code KAFKA_CLIENT_*}: security and other settings for every Kafka client
  */
 public record IngressConfig(
     String bootstrapServers,
@@ -63,7 +65,8 @@ public record IngressConfig(
     int eventLoops,
     TopicNames topics,
     TopicSettings topicSettings,
-    String controlTopic) {
+    String controlTopic,
+    KafkaClientSettings kafkaClient) {
 
   /** Sume gives each delivery attempt 10 s; the ack deadline must stay below it. */
   public static final Duration SUME_ATTEMPT_TIMEOUT = Duration.ofSeconds(10);
@@ -119,6 +122,7 @@ public record IngressConfig(
     TopicNames topics = TopicNames.fromEnv(r);
     TopicSettings settings = TopicSettings.fromEnv(r);
     String control = ControlTopic.nameFromEnv(r);
+    KafkaClientSettings kafkaClient = KafkaClientSettings.fromEnv(r);
     if (port == adminPort) {
       r.problem("INGRESS_PORT and INGRESS_ADMIN_PORT must differ (both " + port + ")");
     }
@@ -151,7 +155,8 @@ public record IngressConfig(
         loops,
         topics,
         settings,
-        control);
+        control,
+        kafkaClient);
   }
 
   /** The same settings on other ports (0 = a free port; for tests and the one-JVM stack). */
@@ -175,6 +180,7 @@ public record IngressConfig(
         eventLoops,
         topics,
         topicSettings,
-        controlTopic);
+        controlTopic,
+        kafkaClient);
   }
 }

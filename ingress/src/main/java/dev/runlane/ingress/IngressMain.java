@@ -1,6 +1,7 @@
 package dev.runlane.ingress;
 
 import dev.runlane.common.config.ConfigException;
+import dev.runlane.common.kafka.KafkaClientSettings;
 import dev.runlane.common.metrics.Metrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.slf4j.Logger;
@@ -41,6 +42,10 @@ public final class IngressMain {
 
   /** The exception and its causes on one line. */
   private static String describe(Throwable e) {
+    String settings = KafkaClientSettings.explain(e);
+    if (settings != null) {
+      return settings;
+    }
     StringBuilder sb = new StringBuilder(String.valueOf(e));
     for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
       sb.append("; caused by ").append(c);

@@ -117,7 +117,7 @@ public final class ProcessorApp implements AutoCloseable {
     this.kafkaAdmin = Admin.create(adminSettings(config));
     this.control =
         new ControlTopic.Reader(
-            Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers()),
+            config.kafkaClient().withBootstrap(config.bootstrapServers()),
             config.controlTopic(),
             config.topics().webhooks());
     this.follower =
@@ -136,6 +136,7 @@ public final class ProcessorApp implements AutoCloseable {
    */
   public static ProcessorApp start(
       ProcessorConfig config, Dedup dedup, PrometheusMeterRegistry registry, FaultHook faultHook) {
+    dedup.verifyAccess();
     ensureTopics(config);
     AtomicReference<Running> running = new AtomicReference<>();
     AtomicReference<ProcessorApp> appRef = new AtomicReference<>();
@@ -479,6 +480,9 @@ public final class ProcessorApp implements AutoCloseable {
     p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG), 10);
     // Every client Streams makes: a fixed 64 KiB receive buffer dropped fetch responses (D34).
     p.putAll(SocketBuffers.OS_DEFAULTS);
+    // The operator's client settings (security, ...), for every client Streams makes; the ones
+    // runlane needs were refused when the configuration was loaded.
+    p.putAll(config.kafkaClient().forClients());
     return p;
   }
 
@@ -504,11 +508,9 @@ public final class ProcessorApp implements AutoCloseable {
   }
 
   private static Map<String, Object> adminSettings(ProcessorConfig config) {
-    return Map.of(
-        AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
-        config.bootstrapServers(),
-        AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-        30_000);
+    Map<String, Object> m = config.kafkaClient().withBootstrap(config.bootstrapServers());
+    m.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000);
+    return m;
   }
 
   /** The Streams client of the running generation, or null while none runs. */

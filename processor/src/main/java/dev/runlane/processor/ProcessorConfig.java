@@ -1,8 +1,10 @@
 package dev.runlane.processor;
 
 import dev.runlane.common.config.EnvReader;
+import dev.runlane.common.config.Secret;
 import dev.runlane.common.generation.ControlTopic;
 import dev.runlane.common.kafka.Compression;
+import dev.runlane.common.kafka.KafkaClientSettings;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.processor.dedup.RedisDedup.RedisDedupSettings;
@@ -49,7 +51,10 @@ public record ProcessorConfig(
     int maxBodyBytes,
     int rocksDbMemoryMb,
     Optional<String> groupInstanceId,
-    String controlTopic) {
+    String controlTopic,
+    KafkaClientSettings kafkaClient,
+    Optional<String> redisUsername,
+    Optional<Secret> redisPassword) {
 
   private static final Logger log = LoggerFactory.getLogger(ProcessorConfig.class);
 
@@ -123,7 +128,15 @@ public record ProcessorConfig(
             // back at once instead of after the session timeout (D29). Unset: dynamic members.
             Optional.ofNullable(r.string("PROCESSOR_GROUP_INSTANCE_ID", null)),
             // Which generation runs is read from here (D35); written by the operator tools only.
-            ControlTopic.nameFromEnv(r));
+            ControlTopic.nameFromEnv(r),
+            // Security and any other setting for every Kafka client Streams and we make.
+            KafkaClientSettings.fromEnv(r),
+            // Apart from REDIS_URL, so that a Kubernetes Secret can hold the password alone; they
+            // win over a user or password in the URL.
+            Optional.ofNullable(r.string("REDIS_USERNAME", null)),
+            r.isSet("REDIS_PASSWORD")
+                ? Optional.of(r.secrets("REDIS_PASSWORD").get(0))
+                : Optional.empty());
     if (!Set.of("exactly_once_v2", "at_least_once").contains(config.processingGuarantee())) {
       r.problem(
           "PROCESSING_GUARANTEE='"
@@ -213,11 +226,21 @@ public record ProcessorConfig(
         maxBodyBytes,
         rocksDbMemoryMb,
         groupInstanceId,
-        controlTopic);
+        controlTopic,
+        kafkaClient,
+        redisUsername,
+        redisPassword);
   }
 
   public RedisDedupSettings redisDedupSettings() {
     return new RedisDedupSettings(
-        redisUri, dedupKeyPrefix, claimTtl, doneTtl, redisTimeout, Duration.ofSeconds(1));
+        redisUri,
+        dedupKeyPrefix,
+        claimTtl,
+        doneTtl,
+        redisTimeout,
+        Duration.ofSeconds(1),
+        redisUsername,
+        redisPassword);
   }
 }

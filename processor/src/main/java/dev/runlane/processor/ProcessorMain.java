@@ -1,6 +1,7 @@
 package dev.runlane.processor;
 
 import dev.runlane.common.config.ConfigException;
+import dev.runlane.common.kafka.KafkaClientSettings;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.RedisDedup;
@@ -35,6 +36,12 @@ public final class ProcessorMain {
       System.exit(1);
       return;
     } catch (RuntimeException e) {
+      String settings = KafkaClientSettings.explain(e);
+      if (settings != null) {
+        log.error("processor not started: {}", settings);
+        System.exit(1);
+        return;
+      }
       log.error("processor not started: {}", e.toString(), e);
       System.exit(1);
       return;

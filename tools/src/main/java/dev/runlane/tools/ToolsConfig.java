@@ -2,9 +2,9 @@ package dev.runlane.tools;
 
 import dev.runlane.common.config.EnvReader;
 import dev.runlane.common.generation.ControlTopic;
+import dev.runlane.common.kafka.KafkaClientSettings;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.kafka.TopicSettings;
-import java.util.HashMap;
 import java.util.Map;
 import org.apache.kafka.clients.CommonClientConfigs;
 
@@ -17,13 +17,15 @@ import org.apache.kafka.clients.CommonClientConfigs;
  * @param topics {@code TOPIC_*}; {@code webhooks} names the pipeline in the control topic
  * @param topicSettings {@code TOPIC_REPLICATION_FACTOR} for the topics the tools create
  * @param controlTopic {@code TOPIC_CONTROL}
+ * @param kafkaClient {@code KAFKA_CLIENT_*}: the same client settings the services use
  */
 public record ToolsConfig(
     String bootstrapServers,
     String applicationId,
     TopicNames topics,
     TopicSettings topicSettings,
-    String controlTopic) {
+    String controlTopic,
+    KafkaClientSettings kafkaClient) {
 
   /**
    * @throws dev.runlane.common.config.ConfigException naming every bad variable
@@ -36,15 +38,15 @@ public record ToolsConfig(
             r.string("PROCESSOR_APPLICATION_ID", "runlane-processor"),
             TopicNames.fromEnv(r),
             TopicSettings.fromEnv(r),
-            ControlTopic.nameFromEnv(r));
+            ControlTopic.nameFromEnv(r),
+            KafkaClientSettings.fromEnv(r));
     r.throwIfInvalid();
     return config;
   }
 
   /** Settings every Kafka client of the tools starts from. */
   public Map<String, Object> clientSettings() {
-    Map<String, Object> m = new HashMap<>();
-    m.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    Map<String, Object> m = kafkaClient.withBootstrap(bootstrapServers);
     m.put(CommonClientConfigs.CLIENT_ID_CONFIG, "runlane-tools");
     return m;
   }

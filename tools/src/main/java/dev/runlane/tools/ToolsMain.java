@@ -1,6 +1,7 @@
 package dev.runlane.tools;
 
 import dev.runlane.common.config.ConfigException;
+import dev.runlane.common.kafka.KafkaClientSettings;
 import dev.runlane.tools.generation.GrowProcedure;
 import dev.runlane.tools.generation.Pipeline;
 import dev.runlane.tools.generation.ReplayProcedure;
@@ -61,7 +62,8 @@ public final class ToolsMain implements Runnable {
             err.println("bad settings: " + e.getMessage());
             return ExitCodes.USAGE;
           }
-          err.println("failed: " + e);
+          String settings = KafkaClientSettings.explain(e);
+          err.println("failed: " + (settings != null ? settings : e.toString()));
           return ExitCodes.ERROR;
         });
     Context context = new Context(env, out);

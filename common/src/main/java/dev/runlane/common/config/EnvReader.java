@@ -45,6 +45,11 @@ public final class EnvReader {
     this.env = Map.copyOf(Objects.requireNonNull(env, "env"));
   }
 
+  /** The names of the variables with a non-blank value that start with {@code prefix}, sorted. */
+  public List<String> namesStartingWith(String prefix) {
+    return env.keySet().stream().filter(n -> n.startsWith(prefix) && isSet(n)).sorted().toList();
+  }
+
   /** Whether the variable has a non-blank value. */
   public boolean isSet(String name) {
     return raw(name) != null;

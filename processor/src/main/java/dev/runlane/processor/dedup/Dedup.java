@@ -26,6 +26,14 @@ public interface Dedup extends AutoCloseable {
   /** Deletes each id's claim if, and only if, it is still {@code owner}'s processing claim. */
   void release(Collection<String> requestIds, String owner);
 
+  /**
+   * Checks at start what can never fix itself (refused credentials); a layer that is only away
+   * passes.
+   *
+   * @throws IllegalStateException naming the settings to check
+   */
+  default void verifyAccess() {}
+
   /** False when dedup is switched off (benchmarks of the bare topology). */
   default boolean enabled() {
     return true;

@@ -1,5 +1,6 @@
 package dev.runlane.processor.dedup;
 
+import dev.runlane.common.config.Secret;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.net.URI;
@@ -9,6 +10,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
@@ -18,6 +20,8 @@ import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.Response;
+import redis.clients.jedis.exceptions.JedisAccessControlException;
+import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.params.SetParams;
 import redis.clients.jedis.util.JedisURIHelper;
@@ -75,8 +79,9 @@ public final class RedisDedup implements Dedup {
             .socketTimeoutMillis((int) settings.timeout().toMillis())
             .clientName("runlane-processor")
             .ssl("rediss".equals(uri.getScheme()));
-    String user = JedisURIHelper.getUser(uri);
-    String password = JedisURIHelper.getPassword(uri);
+    String user = settings.username().orElse(JedisURIHelper.getUser(uri));
+    String password =
+        settings.password().map(Secret::reveal).orElse(JedisURIHelper.getPassword(uri));
     if (user != null) {
       config.user(user);
     }
@@ -90,6 +95,35 @@ public final class RedisDedup implements Dedup {
         .hostAndPort(JedisURIHelper.getHostAndPort(uri))
         .clientConfig(config.build())
         .build();
+  }
+
+  /**
+   * Fails at start if Redis refuses the credentials: that cannot fix itself, unlike Redis being
+   * away, which the processor rides out on the run store (so an unreachable Redis passes).
+   *
+   * @throws IllegalStateException naming the settings to check
+   */
+  @Override
+  public void verifyAccess() {
+    try {
+      client.ping();
+    } catch (JedisAccessControlException e) {
+      throw new IllegalStateException(
+          "Redis refused the credentials ("
+              + e.getMessage()
+              + "): check REDIS_USERNAME and REDIS_PASSWORD (or the user info of REDIS_URL)");
+    } catch (JedisDataException e) {
+      if (e.getMessage() != null && e.getMessage().startsWith("NOAUTH")) {
+        throw new IllegalStateException(
+            "Redis needs a password and none was given: set REDIS_PASSWORD ("
+                + e.getMessage()
+                + ")");
+      }
+      throw e;
+    } catch (JedisException e) {
+      log.warn(
+          "redis not reachable at start (deciding on the run store until it is): {}", e.toString());
+    }
   }
 
   @Override
@@ -229,7 +263,28 @@ public final class RedisDedup implements Dedup {
       Duration claimTtl,
       Duration doneTtl,
       Duration timeout,
-      Duration retryBackoff) {
+      Duration retryBackoff,
+      Optional<String> username,
+      Optional<Secret> password) {
     public static final String DEFAULT_KEY_PREFIX = "runlane:dedup:";
+
+    /** Credentials, if any, from the URI's user info. */
+    public RedisDedupSettings(
+        URI uri,
+        String keyPrefix,
+        Duration claimTtl,
+        Duration doneTtl,
+        Duration timeout,
+        Duration retryBackoff) {
+      this(
+          uri,
+          keyPrefix,
+          claimTtl,
+          doneTtl,
+          timeout,
+          retryBackoff,
+          Optional.empty(),
+          Optional.empty());
+    }
   }
 }
