@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -83,10 +84,18 @@ public final class IngressApp implements AutoCloseable {
    */
   public static IngressApp start(IngressConfig config, PrometheusMeterRegistry registry) {
     AtomicBoolean ready = new AtomicBoolean();
+    AtomicReference<InputFollower> follower = new AtomicReference<>();
     List<AutoCloseable> started = new ArrayList<>();
     try {
+      // Ready once started, and while Kafka answers: during an outage every request would get a
+      // 503, so a load balancer had better send it elsewhere.
       AdminServer admin =
-          AdminServer.start(config.host(), config.adminPort(), registry, ready::get, Map.of());
+          AdminServer.start(
+              config.host(),
+              config.adminPort(),
+              registry,
+              () -> ready.get() && follower.get() != null && follower.get().kafkaReachable(),
+              Map.of());
       started.add(admin);
 
       ensureTopics(config);
@@ -112,6 +121,7 @@ public final class IngressApp implements AutoCloseable {
               topic -> WebhookPublisher.hasMetadata(producer, topic),
               config.startupTimeout());
       started.add(0, input);
+      follower.set(input);
       WebhookPublisher publisher = new WebhookPublisher(producer, config.topics(), input);
       KafkaClientMetrics producerMetrics = new KafkaClientMetrics(producer);
       producerMetrics.bindTo(registry);
@@ -179,9 +189,9 @@ public final class IngressApp implements AutoCloseable {
     return admin.port();
   }
 
-  /** Whether {@code /health/ready} answers 200. */
+  /** Whether {@code /health/ready} answers 200: started, not stopping, and Kafka reachable. */
   public boolean isReady() {
-    return ready.get();
+    return ready.get() && input.kafkaReachable();
   }
 
   /**

@@ -85,10 +85,13 @@ class BrokerOutageIT {
     }
     await().atMost(Duration.ofSeconds(20)).until(() -> count(answers, 200) >= 20);
 
+    assertThat(ready(client)).isEqualTo(200);
     kafka.stop();
     await().atMost(Duration.ofSeconds(30)).until(() -> count(answers, 503) >= 4);
+    await().atMost(Duration.ofSeconds(30)).until(() -> ready(client) == 503);
 
     kafka.restart();
+    await().atMost(Duration.ofSeconds(60)).until(() -> ready(client) == 200);
     int okBefore = count(answers, 200);
     await().atMost(Duration.ofSeconds(60)).until(() -> count(answers, 200) >= okBefore + 20);
     running.set(false);
@@ -112,6 +115,16 @@ class BrokerOutageIT {
     System.out.printf(
         "outage run: %d answers, %d x 200, %d x 503, %d written%n",
         answers.size(), accepted.size(), count(answers, 503), written.size());
+  }
+
+  private int ready(HttpClient client) throws Exception {
+    return client
+        .send(
+            java.net.http.HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + app.adminPort() + "/health/ready"))
+                .build(),
+            HttpResponse.BodyHandlers.discarding())
+        .statusCode();
   }
 
   private static int count(ConcurrentLinkedQueue<Answer> answers, int status) {

@@ -25,6 +25,9 @@ public final class InputFollower implements Supplier<String>, AutoCloseable {
 
   static final Duration EVERY = Duration.ofSeconds(1);
 
+  /** How long a read of the control topic may take before Kafka counts as unreachable. */
+  static final Duration READ_WITHIN = Duration.ofSeconds(3);
+
   /** The most a switch waits for the new topic's metadata; well below the grow's quiet period. */
   static final Duration SWITCH_WITHIN = Duration.ofSeconds(2);
 
@@ -33,6 +36,7 @@ public final class InputFollower implements Supplier<String>, AutoCloseable {
   private final Function<String, Boolean> metadataReady;
   private final ScheduledExecutorService follower;
   private volatile String topic;
+  private volatile boolean reachable = true;
   private boolean failing; // only touched by the follower thread
 
   /**
@@ -84,6 +88,15 @@ public final class InputFollower implements Supplier<String>, AutoCloseable {
     return latest.map(Generation::ingressInput).orElse(baseInput);
   }
 
+  /**
+   * Whether the last read of the control topic, at most a second or two ago, was answered: false
+   * while Kafka cannot be reached, so the ingress turns not ready and a load balancer sends Sume
+   * elsewhere (its requests would get 503 here anyway).
+   */
+  public boolean kafkaReachable() {
+    return reachable;
+  }
+
   /** The topic to write the next webhook to. */
   @Override
   public String get() {
@@ -92,8 +105,12 @@ public final class InputFollower implements Supplier<String>, AutoCloseable {
 
   private void follow() {
     try {
-      String next = inputOf(control.latest(Duration.ofSeconds(10)), baseInput);
+      String next = inputOf(control.latest(READ_WITHIN), baseInput);
       failing = false;
+      if (!reachable) {
+        log.info("Kafka reachable again: ready");
+      }
+      reachable = true;
       if (next.equals(topic)) {
         return;
       }
@@ -108,9 +125,14 @@ public final class InputFollower implements Supplier<String>, AutoCloseable {
       topic = next;
     } catch (RuntimeException e) {
       if (!failing) {
-        log.warn("could not read the control topic (retrying every second): {}", e.toString());
+        log.warn(
+            "cannot reach Kafka (the control topic did not answer within {}): not ready until it"
+                + " does: {}",
+            READ_WITHIN,
+            e.toString());
       }
       failing = true;
+      reachable = false;
     }
   }
 

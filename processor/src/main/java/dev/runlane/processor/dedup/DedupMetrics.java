@@ -17,6 +17,10 @@ final class DedupMetrics {
         .description("One pipelined Redis round trip for a whole batch")
         .tag("op", op)
         .publishPercentiles(0.5, 0.99)
+        // Buckets too, so that latencies can be aggregated across pods (a quantile cannot).
+        .publishPercentileHistogram()
+        .minimumExpectedValue(java.time.Duration.ofMillis(1))
+        .maximumExpectedValue(java.time.Duration.ofSeconds(30))
         .register(registry);
   }
 

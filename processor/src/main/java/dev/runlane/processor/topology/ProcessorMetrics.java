@@ -57,6 +57,10 @@ public final class ProcessorMetrics {
         Timer.builder(END_TO_END)
             .description("From the ingress receiving the webhook to the event being applied")
             .publishPercentiles(0.5, 0.99)
+            // Buckets too, so that latencies can be aggregated across pods (a quantile cannot).
+            .publishPercentileHistogram()
+            .minimumExpectedValue(java.time.Duration.ofMillis(1))
+            .maximumExpectedValue(java.time.Duration.ofSeconds(30))
             .register(registry);
     // Next to END_TO_END it says whether a late event was late reaching the stream thread
     // (consumer lag, a thread that polls late) or in the thread's own batching and decisions.
@@ -64,6 +68,10 @@ public final class ProcessorMetrics {
         Timer.builder(RECEIVE_TO_READ)
             .description("From the ingress receiving the webhook to the processor reading it")
             .publishPercentiles(0.5, 0.99)
+            // Buckets too, so that latencies can be aggregated across pods (a quantile cannot).
+            .publishPercentileHistogram()
+            .minimumExpectedValue(java.time.Duration.ofMillis(1))
+            .maximumExpectedValue(java.time.Duration.ofSeconds(30))
             .register(registry);
     batchSize =
         DistributionSummary.builder(BATCH_SIZE)
