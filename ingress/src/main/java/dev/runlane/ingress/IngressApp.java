@@ -4,6 +4,7 @@ import dev.runlane.common.envelope.EnvelopeParser;
 import dev.runlane.common.generation.ControlTopic;
 import dev.runlane.common.http.AdminServer;
 import dev.runlane.common.kafka.TopicEnsurer;
+import dev.runlane.common.kafka.TopicPolicy;
 import dev.runlane.common.signature.StandardWebhooksVerifier;
 import dev.runlane.common.signature.SumeSignatureVerifier;
 import dev.runlane.ingress.http.ErrorWriter;
@@ -249,10 +250,19 @@ public final class IngressApp implements AutoCloseable {
     List<NewTopic> topics =
         List.of(
             TopicEnsurer.sized(
-                TopicEnsurer.plain(config.topics().webhooks(), config.topicSettings()),
+                config
+                    .topicPolicy()
+                    .apply(
+                        TopicEnsurer.plain(config.topics().webhooks(), config.topicSettings()),
+                        TopicPolicy.Role.WEBHOOKS),
                 maxMessageBytes),
             TopicEnsurer.sized(
-                TopicEnsurer.plain(config.topics().dlq(), config.topicSettings()), maxMessageBytes),
+                config
+                    .topicPolicy()
+                    .apply(
+                        TopicEnsurer.plain(config.topics().dlq(), config.topicSettings()),
+                        TopicPolicy.Role.DLQ),
+                maxMessageBytes),
             ControlTopic.newTopic(config.controlTopic(), config.topicSettings()));
     int timeoutMs = (int) Math.min(Integer.MAX_VALUE, config.startupTimeout().toMillis());
     Map<String, Object> adminConfig = config.kafkaClient().withBootstrap(config.bootstrapServers());
@@ -264,6 +274,16 @@ public final class IngressApp implements AutoCloseable {
     adminConfig.put(AdminClientConfig.CLIENT_ID_CONFIG, "runlane-ingress-admin");
     try (Admin admin = Admin.create(adminConfig)) {
       TopicEnsurer.ensure(admin, topics, config.startupTimeout());
+      config
+          .topicPolicy()
+          .weaker(
+              admin,
+              Map.of(
+                  config.topics().webhooks(), TopicPolicy.Role.WEBHOOKS,
+                  config.topics().dlq(), TopicPolicy.Role.DLQ),
+              config.topicSettings().replicationFactor(),
+              config.bootstrapServers())
+          .forEach(w -> log.warn("topic settings: {}", w));
     }
   }
 }

@@ -7,6 +7,7 @@ import dev.runlane.common.generation.ControlTopic;
 import dev.runlane.common.kafka.Compression;
 import dev.runlane.common.kafka.KafkaClientSettings;
 import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.common.kafka.TopicPolicy;
 import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.common.signature.StandardWebhooksVerifier;
 import java.time.Clock;
@@ -45,6 +46,7 @@ import org.slf4j.LoggerFactory;
  * @param topicSettings {@code TOPIC_PARTITIONS}, {@code TOPIC_REPLICATION_FACTOR}
  * @param controlTopic {@code TOPIC_CONTROL}: where the operator tools say which input to write
  * @param kafkaClient {@code KAFKA_CLIENT_*}: security and other settings for every Kafka client
+ * @param topicPolicy {@code TOPIC_MIN_INSYNC_REPLICAS}, {@code TOPIC_*_RETENTION_MS}
  */
 public record IngressConfig(
     String bootstrapServers,
@@ -66,7 +68,8 @@ public record IngressConfig(
     TopicNames topics,
     TopicSettings topicSettings,
     String controlTopic,
-    KafkaClientSettings kafkaClient) {
+    KafkaClientSettings kafkaClient,
+    TopicPolicy topicPolicy) {
 
   /** Sume gives each delivery attempt 10 s; the ack deadline must stay below it. */
   public static final Duration SUME_ATTEMPT_TIMEOUT = Duration.ofSeconds(10);
@@ -123,6 +126,7 @@ public record IngressConfig(
     TopicSettings settings = TopicSettings.fromEnv(r);
     String control = ControlTopic.nameFromEnv(r);
     KafkaClientSettings kafkaClient = KafkaClientSettings.fromEnv(r);
+    TopicPolicy topicPolicy = TopicPolicy.fromEnv(r);
     if (port == adminPort) {
       r.problem("INGRESS_PORT and INGRESS_ADMIN_PORT must differ (both " + port + ")");
     }
@@ -156,7 +160,8 @@ public record IngressConfig(
         topics,
         settings,
         control,
-        kafkaClient);
+        kafkaClient,
+        topicPolicy);
   }
 
   /** The same settings on other ports (0 = a free port; for tests and the one-JVM stack). */
@@ -181,6 +186,7 @@ public record IngressConfig(
         topics,
         topicSettings,
         controlTopic,
-        kafkaClient);
+        kafkaClient,
+        topicPolicy);
   }
 }

@@ -7,6 +7,7 @@ import dev.runlane.common.http.AdminServer;
 import dev.runlane.common.kafka.SocketBuffers;
 import dev.runlane.common.kafka.TopicEnsurer;
 import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.common.kafka.TopicPolicy;
 import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.DedupUnavailableException;
@@ -24,7 +25,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
-import java.util.List;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
@@ -36,6 +37,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.TopicConfig;
@@ -492,18 +494,30 @@ public final class ProcessorApp implements AutoCloseable {
     try (Admin admin = Admin.create(adminSettings(config))) {
       ControlTopic.ensure(admin, config.controlTopic(), s);
       int max = TopicEnsurer.maxMessageBytes(config.maxBodyBytes());
+      TopicPolicy policy = config.topicPolicy();
+      Map<String, TopicPolicy.Role> roles = new LinkedHashMap<>();
+      roles.put(t.webhooks(), TopicPolicy.Role.WEBHOOKS);
+      roles.put(t.dlq(), TopicPolicy.Role.DLQ);
+      roles.put(t.events(), TopicPolicy.Role.EVENTS);
+      roles.put(t.stale(), TopicPolicy.Role.OTHER);
+      roles.put(t.runs(), TopicPolicy.Role.OTHER);
       TopicEnsurer.ensure(
           admin,
-          List.of(
-                  TopicEnsurer.plain(t.webhooks(), s),
-                  TopicEnsurer.plain(t.dlq(), s),
-                  TopicEnsurer.plain(t.events(), s),
-                  TopicEnsurer.plain(t.stale(), s),
-                  TopicEnsurer.compacted(t.runs(), s))
-              .stream()
-              .map(topic -> TopicEnsurer.sized(topic, max))
+          roles.entrySet().stream()
+              .map(
+                  e -> {
+                    NewTopic topic =
+                        e.getKey().equals(t.runs())
+                            ? TopicEnsurer.compacted(e.getKey(), s)
+                            : TopicEnsurer.plain(e.getKey(), s);
+                    return TopicEnsurer.sized(policy.apply(topic, e.getValue()), max);
+                  })
               .toList(),
           Duration.ofSeconds(30));
+      // Topics that existed are the operator's: say what is weaker than asked, and go on.
+      policy
+          .weaker(admin, roles, s.replicationFactor(), config.bootstrapServers())
+          .forEach(w -> log.warn("topic settings: {}", w));
     }
   }
 

@@ -6,6 +6,7 @@ import dev.runlane.common.generation.ControlTopic;
 import dev.runlane.common.kafka.Compression;
 import dev.runlane.common.kafka.KafkaClientSettings;
 import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.common.kafka.TopicPolicy;
 import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.processor.dedup.RedisDedup.RedisDedupSettings;
 import java.net.URI;
@@ -54,7 +55,8 @@ public record ProcessorConfig(
     String controlTopic,
     KafkaClientSettings kafkaClient,
     Optional<String> redisUsername,
-    Optional<Secret> redisPassword) {
+    Optional<Secret> redisPassword,
+    TopicPolicy topicPolicy) {
 
   private static final Logger log = LoggerFactory.getLogger(ProcessorConfig.class);
 
@@ -136,7 +138,8 @@ public record ProcessorConfig(
             Optional.ofNullable(r.string("REDIS_USERNAME", null)),
             r.isSet("REDIS_PASSWORD")
                 ? Optional.of(r.secrets("REDIS_PASSWORD").get(0))
-                : Optional.empty());
+                : Optional.empty(),
+            TopicPolicy.fromEnv(r));
     if (!Set.of("exactly_once_v2", "at_least_once").contains(config.processingGuarantee())) {
       r.problem(
           "PROCESSING_GUARANTEE='"
@@ -229,7 +232,8 @@ public record ProcessorConfig(
         controlTopic,
         kafkaClient,
         redisUsername,
-        redisPassword);
+        redisPassword,
+        topicPolicy);
   }
 
   public RedisDedupSettings redisDedupSettings() {
