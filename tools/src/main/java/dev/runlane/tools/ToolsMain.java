@@ -2,6 +2,7 @@ package dev.runlane.tools;
 
 import dev.runlane.common.config.ConfigException;
 import dev.runlane.common.kafka.KafkaClientSettings;
+import dev.runlane.tools.dlq.DlqCommands;
 import dev.runlane.tools.generation.GrowProcedure;
 import dev.runlane.tools.generation.Pipeline;
 import dev.runlane.tools.generation.ReplayProcedure;
@@ -33,7 +34,8 @@ import picocli.CommandLine.Option;
     subcommands = {
       ToolsMain.Status.class,
       ToolsMain.ReplayCommand.class,
-      ToolsMain.PartitionsCommand.class
+      ToolsMain.PartitionsCommand.class,
+      ToolsMain.DlqCommand.class
     })
 public final class ToolsMain implements Runnable {
 
@@ -248,6 +250,90 @@ public final class ToolsMain implements Runnable {
                     dryRun,
                     Duration.ofSeconds(quietSeconds),
                     Duration.ofSeconds(timeoutSeconds)));
+      }
+      return ExitCodes.OK;
+    }
+  }
+
+  @Command(
+      name = "dlq",
+      mixinStandardHelpOptions = true,
+      description = "The dead-letter topic (TOPIC_DLQ): list by reason, show one, re-drive.",
+      footer = ExitCodes.HELP,
+      subcommands = {DlqList.class, DlqShow.class, DlqRedrive.class})
+  static final class DlqCommand extends Base implements Runnable {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+      spec.commandLine().usage(spec.commandLine().getOut());
+    }
+  }
+
+  @Command(
+      name = "list",
+      mixinStandardHelpOptions = true,
+      description = "Counts the DLQ's records by dlq.reason, with their time span and an example.",
+      footer = ExitCodes.HELP)
+  static final class DlqList extends Base implements Callable<Integer> {
+    @Override
+    public Integer call() {
+      try (Pipeline pipeline = context.pipeline()) {
+        new DlqCommands(pipeline, context.out()).list();
+      }
+      return ExitCodes.OK;
+    }
+  }
+
+  @Command(
+      name = "show",
+      mixinStandardHelpOptions = true,
+      description = "Shows one record: headers (dlq.reason, dlq.detail, ...) and body.",
+      footer = ExitCodes.HELP)
+  static final class DlqShow extends Base implements Callable<Integer> {
+    @CommandLine.Parameters(description = "<topic>/<partition>/<offset>, as `dlq list` prints")
+    String at;
+
+    @Override
+    public Integer call() {
+      try (Pipeline pipeline = context.pipeline()) {
+        new DlqCommands(pipeline, context.out()).show(at);
+      }
+      return ExitCodes.OK;
+    }
+  }
+
+  @Command(
+      name = "redrive",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Writes chosen DLQ records back into the input the ingress writes now, keyed by run id,"
+            + " with their headers and dlq.redriven_from. They go through the same dedup and order"
+            + " rules: an event applied since is a duplicate, never applied twice. A body that still"
+            + " cannot be decoded is skipped and counted; a too_large record is re-driven from the"
+            + " input record its dlq.source names."
+      },
+      footer = ExitCodes.HELP)
+  static final class DlqRedrive extends Base implements Callable<Integer> {
+    @Option(names = "--reason", description = "Every record with this dlq.reason.")
+    String reason;
+
+    @Option(names = "--at", description = "One record, <topic>/<partition>/<offset> (repeatable).")
+    java.util.List<String> at = new java.util.ArrayList<>();
+
+    @Option(
+        names = "--rate",
+        defaultValue = "100",
+        description = "At most this many records per second (default: ${DEFAULT-VALUE}).")
+    int rate;
+
+    @Option(names = "--dry-run", description = "Check what would be re-driven; write nothing.")
+    boolean dryRun;
+
+    @Override
+    public Integer call() {
+      try (Pipeline pipeline = context.pipeline()) {
+        new DlqCommands(pipeline, context.out()).redrive(reason, at, rate, dryRun);
       }
       return ExitCodes.OK;
     }

@@ -91,6 +91,12 @@ final class Deployment implements AutoCloseable {
     return Map.copyOf(env);
   }
 
+  /** Sets one variable for the services started from now on, as a redeploy would. */
+  Deployment with(String variable, String value) {
+    env.put(variable, value);
+    return this;
+  }
+
   Deployment startIngress() {
     ingress =
         IngressApp.start(
@@ -192,12 +198,13 @@ final class Deployment implements AutoCloseable {
     return processors.get(0).generation();
   }
 
-  /** The sum over the processors of a counter. */
+  /** The sum over the processors of the counters with this tag (over their other tags). */
   double count(String meter, String tag, String value) {
     double sum = 0;
     for (PrometheusMeterRegistry r : registries) {
-      var c = r == null ? null : r.find(meter).tag(tag, value).counter();
-      sum += c == null ? 0 : c.count();
+      if (r != null) {
+        sum += r.find(meter).tag(tag, value).counters().stream().mapToDouble(c -> c.count()).sum();
+      }
     }
     return sum;
   }

@@ -26,6 +26,15 @@ public final class RecordHeaders {
   /** A human-readable detail of {@link #DLQ_REASON}. */
   public static final String DLQ_DETAIL = "dlq.detail";
 
+  /**
+   * Where the body of a record dead-lettered by reference (too large to copy) stays: {@code
+   * <topic>/<partition>/<offset>} of the input, which {@code runlane dlq redrive} reads it from.
+   */
+  public static final String DLQ_SOURCE = "dlq.source";
+
+  /** On a re-driven record: the DLQ record it came from, {@code <topic>/<partition>/<offset>}. */
+  public static final String REDRIVEN_FROM = "dlq.redriven_from";
+
   /** Prefix of copied HTTP headers: {@code http.<lower-case header name>}. */
   public static final String HTTP_PREFIX = "http.";
 

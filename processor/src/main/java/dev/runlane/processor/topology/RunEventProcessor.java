@@ -531,6 +531,10 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     RecordHeaders.put(headers, RecordHeaders.DLQ_REASON, "too_large");
     RecordHeaders.put(
         headers,
+        RecordHeaders.DLQ_SOURCE,
+        metadata.topic() + "/" + metadata.partition() + "/" + metadata.offset());
+    RecordHeaders.put(
+        headers,
         RecordHeaders.DLQ_DETAIL,
         record.value().length
             + " bytes > PROCESSOR_MAX_BODY_BYTES="

@@ -1,0 +1,231 @@
+package dev.runlane.tools.dlq;
+
+import dev.runlane.common.envelope.Envelope;
+import dev.runlane.common.envelope.EnvelopeException;
+import dev.runlane.common.envelope.EnvelopeParser;
+import dev.runlane.common.kafka.RecordHeaders;
+import dev.runlane.tools.Refused;
+import dev.runlane.tools.Steps;
+import dev.runlane.tools.generation.Pipeline;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * {@code dlq list | show | redrive}. A re-drive writes the chosen records back into the input the
+ * ingress writes now (the current generation's), keyed by their run id, with their original headers
+ * and {@code dlq.redriven_from}: they go through the same dedup and order rules, so an event that
+ * was applied since is a duplicate, never applied twice (D38).
+ */
+public final class DlqCommands {
+  private static final int SHOW_BODY_BYTES = 64 * 1024;
+
+  private final Pipeline pipeline;
+  private final PrintStream out;
+
+  public DlqCommands(Pipeline pipeline, PrintStream out) {
+    this.pipeline = pipeline;
+    this.out = out;
+  }
+
+  private String dlq() {
+    return pipeline.config().topics().dlq();
+  }
+
+  /** Counts by reason, with the oldest and newest of each and one example's coordinates. */
+  public void list() {
+    Map<String, long[]> byReason = new TreeMap<>(); // count, first ts, last ts
+    Map<String, String> example = new TreeMap<>();
+    DeadLetters.each(
+        pipeline.clientSettings(),
+        dlq(),
+        r -> {
+          String reason = String.valueOf(RecordHeaders.get(r.headers(), RecordHeaders.DLQ_REASON));
+          long[] s = byReason.computeIfAbsent(reason, k -> new long[] {0, Long.MAX_VALUE, 0});
+          s[0]++;
+          s[1] = Math.min(s[1], r.timestamp());
+          s[2] = Math.max(s[2], r.timestamp());
+          example.putIfAbsent(reason, dlq() + "/" + r.partition() + "/" + r.offset());
+        });
+    long total = byReason.values().stream().mapToLong(s -> s[0]).sum();
+    out.printf("%s: %d records%n", dlq(), total);
+    byReason.forEach(
+        (reason, s) ->
+            out.printf(
+                "  %-24s %8d  %s .. %s  e.g. %s%n",
+                reason,
+                s[0],
+                Instant.ofEpochMilli(s[1]),
+                Instant.ofEpochMilli(s[2]),
+                example.get(reason)));
+  }
+
+  /** One record: coordinates, timestamp, key, headers, and the body (up to 64 KiB). */
+  public void show(String coordinates) {
+    DeadLetters.Coordinates at = DeadLetters.Coordinates.parse(coordinates);
+    ConsumerRecord<byte[], byte[]> r =
+        DeadLetters.at(pipeline.clientSettings(), at.topic(), at.partition(), at.offset())
+            .orElseThrow(() -> new Refused("no record at " + at));
+    out.printf("%s  timestamp %s%n", at, Instant.ofEpochMilli(r.timestamp()));
+    out.printf("key: %s%n", r.key() == null ? "(none)" : utf8(r.key()));
+    for (Header h : r.headers()) {
+      out.printf("header %s: %s%n", h.key(), h.value() == null ? "(null)" : utf8(h.value()));
+    }
+    if (r.value() == null) {
+      out.println("body: (none; " + RecordHeaders.DLQ_SOURCE + " says where it stays)");
+    } else {
+      int n = Math.min(r.value().length, SHOW_BODY_BYTES);
+      out.printf(
+          "body (%d bytes%s):%n%s%n",
+          r.value().length,
+          n < r.value().length ? ", first " + n + " shown" : "",
+          new String(r.value(), 0, n, StandardCharsets.UTF_8));
+    }
+  }
+
+  /**
+   * Re-drives the DLQ records chosen by {@code reason} and/or {@code only} (coordinates), at most
+   * {@code ratePerSecond}. Records whose body still cannot be decoded are skipped and counted.
+   *
+   * @return records written to the input
+   */
+  public long redrive(String reason, List<String> only, int ratePerSecond, boolean dryRun) {
+    if (reason == null && only.isEmpty()) {
+      throw new Refused(
+          "choose what to re-drive: --reason R and/or --at <topic>/<partition>/<offset>");
+    }
+    if (ratePerSecond < 1) {
+      throw new Refused("--rate must be at least 1 per second");
+    }
+    Steps steps = new Steps(out);
+    String input = pipeline.latest().ingressInput();
+    steps.step("choose records of " + dlq() + (reason != null ? " with reason " + reason : ""));
+    List<ConsumerRecord<byte[], byte[]>> chosen = new ArrayList<>();
+    if (only.isEmpty()) {
+      DeadLetters.each(
+          pipeline.clientSettings(),
+          dlq(),
+          r -> {
+            if (reason.equals(RecordHeaders.get(r.headers(), RecordHeaders.DLQ_REASON))) {
+              chosen.add(r);
+            }
+          });
+    } else {
+      for (String c : only) {
+        DeadLetters.Coordinates at = DeadLetters.Coordinates.parse(c);
+        ConsumerRecord<byte[], byte[]> r =
+            DeadLetters.at(pipeline.clientSettings(), at.topic(), at.partition(), at.offset())
+                .orElseThrow(() -> new Refused("no record at " + at));
+        if (reason == null
+            || reason.equals(RecordHeaders.get(r.headers(), RecordHeaders.DLQ_REASON))) {
+          chosen.add(r);
+        }
+      }
+    }
+    steps.done(chosen.size() + " records");
+    steps.step(
+        (dryRun ? "check (dry run) " : "re-drive ")
+            + "them into "
+            + input
+            + " at most "
+            + ratePerSecond
+            + "/s");
+    EnvelopeParser parser = EnvelopeParser.withDefaults();
+    Map<String, Object> p = new java.util.HashMap<>(pipeline.clientSettings());
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    long written = 0;
+    Map<String, Integer> skipped = new TreeMap<>();
+    long every = TimeUnit.SECONDS.toNanos(1) / ratePerSecond;
+    long next = System.nanoTime();
+    try (KafkaProducer<byte[], byte[]> producer =
+        new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+      for (ConsumerRecord<byte[], byte[]> r : chosen) {
+        String from = dlq() + "/" + r.partition() + "/" + r.offset();
+        byte[] body = r.value();
+        if (body == null) {
+          String source = RecordHeaders.get(r.headers(), RecordHeaders.DLQ_SOURCE);
+          body = source == null ? null : fetch(DeadLetters.Coordinates.parse(source));
+          if (body == null) {
+            skipped.merge(
+                "body gone (no " + RecordHeaders.DLQ_SOURCE + " or deleted)", 1, Integer::sum);
+            continue;
+          }
+        }
+        Envelope envelope;
+        try {
+          envelope = parser.parse(body);
+        } catch (EnvelopeException e) {
+          skipped.merge("still not decodable: " + e.code(), 1, Integer::sum);
+          continue;
+        }
+        if (dryRun) {
+          written++;
+          continue;
+        }
+        ProducerRecord<byte[], byte[]> record =
+            new ProducerRecord<>(
+                input,
+                null,
+                System.currentTimeMillis(),
+                envelope.runId().getBytes(StandardCharsets.UTF_8),
+                body,
+                provenance(r.headers(), envelope, from));
+        LockSupport.parkNanos(next - System.nanoTime());
+        next = Math.max(next, System.nanoTime()) + every;
+        producer.send(record).get(30, TimeUnit.SECONDS);
+        written++;
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new KafkaException("interrupted", e);
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      throw new KafkaException("re-drive stopped after " + written + " records", e);
+    }
+    steps.done(
+        written
+            + (dryRun ? " would be re-driven" : " re-driven")
+            + (skipped.isEmpty() ? "" : "; skipped: " + skipped));
+    steps.summary("dlq redrive: " + written + " of " + chosen.size());
+    return written;
+  }
+
+  private byte[] fetch(DeadLetters.Coordinates at) {
+    return DeadLetters.at(pipeline.clientSettings(), at.topic(), at.partition(), at.offset())
+        .map(ConsumerRecord::value)
+        .orElse(null);
+  }
+
+  /** The original headers less the DLQ's own, plus where the record comes from. */
+  private static Headers provenance(Headers original, Envelope envelope, String from) {
+    Headers h = new org.apache.kafka.common.header.internals.RecordHeaders(original.toArray());
+    h.remove(RecordHeaders.DLQ_REASON);
+    h.remove(RecordHeaders.DLQ_DETAIL);
+    h.remove(RecordHeaders.DLQ_SOURCE);
+    RecordHeaders.put(h, RecordHeaders.REQUEST_ID, envelope.requestId());
+    RecordHeaders.put(h, RecordHeaders.CREATED_AT, envelope.createdAt().toString());
+    if (RecordHeaders.get(h, RecordHeaders.RECEIVED_AT) == null) {
+      RecordHeaders.put(h, RecordHeaders.RECEIVED_AT, Long.toString(System.currentTimeMillis()));
+    }
+    RecordHeaders.put(h, RecordHeaders.REDRIVEN_FROM, from);
+    return h;
+  }
+
+  private static String utf8(byte[] b) {
+    return new String(b, StandardCharsets.UTF_8);
+  }
+}
