@@ -104,6 +104,10 @@ final class Deployment implements AutoCloseable {
     return this;
   }
 
+  int ingressAdminPort() {
+    return ingress.adminPort();
+  }
+
   URI webhookUri() {
     return URI.create("http://127.0.0.1:" + ingress.port() + "/webhooks/sume");
   }
