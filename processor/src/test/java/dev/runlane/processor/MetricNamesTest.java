@@ -16,9 +16,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** The metric names the README tells operators to watch are the ones a scrape shows. */
+/** The metric names the README and the shipped alerts use are the ones a scrape shows. */
 class MetricNamesTest {
-  private static final Pattern NAME = Pattern.compile("`(runlane_processor_[a-z_]+)");
+  private static final Pattern NAME = Pattern.compile("(runlane_processor_[a-z_]+)");
 
   @Test
   void everyProcessorMetricTheReadmeNamesIsInTheScrapeWithItsUnitsAndBuckets() throws Exception {
@@ -36,9 +36,14 @@ class MetricNamesTest {
             registry)) {
       String scrape = registry.scrape();
       Set<String> named = new LinkedHashSet<>();
-      Matcher m = NAME.matcher(Files.readString(Path.of("..", "README.md")));
-      while (m.find()) {
-        named.add(m.group(1));
+      for (Path doc :
+          new Path[] {
+            Path.of("..", "README.md"), Path.of("..", "deploy", "k8s", "base", "monitoring.yaml")
+          }) {
+        Matcher m = NAME.matcher(Files.readString(doc));
+        while (m.find()) {
+          named.add(m.group(1));
+        }
       }
       assertThat(named).isNotEmpty();
       for (String name : named) {

@@ -1,0 +1,45 @@
+package dev.runlane.ingress;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.runlane.common.metrics.Metrics;
+import dev.runlane.ingress.http.IngressMeters;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/** The ingress metric names the README and the shipped alerts use are the ones a scrape shows. */
+class MetricNamesTest {
+  private static final Pattern NAME = Pattern.compile("(runlane_ingress_[a-z_]+)");
+
+  @Test
+  void everyIngressMetricTheDocsAndAlertsNameIsInTheScrape() throws Exception {
+    PrometheusMeterRegistry registry = Metrics.newRegistry("ingress");
+    IngressMeters meters = new IngressMeters(registry);
+    meters.register("sume");
+    meters.ackLatency("sume", "webhooks", Duration.ofMillis(3));
+    String scrape = registry.scrape();
+    Set<String> named = new LinkedHashSet<>();
+    for (Path doc :
+        new Path[] {
+          Path.of("..", "README.md"), Path.of("..", "deploy", "k8s", "base", "monitoring.yaml")
+        }) {
+      Matcher m = NAME.matcher(Files.readString(doc));
+      while (m.find()) {
+        named.add(m.group(1));
+      }
+    }
+    assertThat(named).contains("runlane_ingress_requests_total");
+    for (String name : named) {
+      assertThat(scrape)
+          .as(name)
+          .containsPattern("(?m)^" + name + "(_bucket|_count|_sum|_max)?(\\{| )");
+    }
+  }
+}
