@@ -22,6 +22,12 @@ public enum Claim {
   /** Redis could not be asked; decide on the run store alone. */
   UNAVAILABLE,
   /**
+   * The key holds a value that is neither a claim nor a done marker (an older format, or another
+   * deployment sharing the key prefix): decide on the run store alone and never overwrite it,
+   * rather than read it as another task's done and drop the event.
+   */
+  UNKNOWN_MARKER,
+  /**
    * Not asked: a replaying generation re-derives an event that an earlier generation decided, and
    * decides it on the run store alone, so that no Redis marker of any generation can skew it (D35).
    */
@@ -43,8 +49,8 @@ public enum Claim {
     if (value.startsWith(PROCESSING)) {
       return value.equals(PROCESSING + owner) ? PROCESSING_BY_THIS_TASK : PROCESSING_BY_OTHER;
     }
-    // An unknown value is somebody else's: never overwrite it as ours.
-    return DONE_BY_OTHER;
+    // An unknown value is somebody else's: never overwrite it as ours, and never trust it either.
+    return UNKNOWN_MARKER;
   }
 
   /**

@@ -19,11 +19,13 @@ public final class ProcessorMetrics {
   public static final String BATCH_SIZE = "runlane.processor.batch.size";
   public static final String DEGRADED = "runlane.processor.degraded.decisions";
   public static final String REPLAYED = "runlane.processor.replayed";
+  public static final String UNKNOWN_MARKERS = "runlane.processor.unknown.markers";
 
   private final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
   private final Counter invalid;
   private final Counter degraded;
   private final Counter replayedSilent;
+  private final Counter unknownMarkers;
   private final Counter replayedMarked;
   private final Timer endToEnd;
   private final Timer receiveToRead;
@@ -53,6 +55,12 @@ public final class ProcessorMetrics {
             .tag("range", "silent")
             .register(registry);
     replayedMarked = Counter.builder(REPLAYED).tag("range", "marked").register(registry);
+    unknownMarkers =
+        Counter.builder(UNKNOWN_MARKERS)
+            .description(
+                "Events whose Redis key held a value that is no runlane marker: decided on the run"
+                    + " store alone")
+            .register(registry);
     endToEnd =
         Timer.builder(END_TO_END)
             .description("From the ingress receiving the webhook to the event being applied")
@@ -85,6 +93,10 @@ public final class ProcessorMetrics {
 
   void invalid() {
     invalid.increment();
+  }
+
+  void unknownMarker() {
+    unknownMarkers.increment();
   }
 
   void replayed(boolean marked) {

@@ -293,6 +293,14 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         counts.merge(outcome, 1, Integer::sum);
         if (claim == Claim.UNAVAILABLE) {
           degraded++;
+        } else if (claim == Claim.UNKNOWN_MARKER) {
+          metrics.unknownMarker();
+          log.warn(
+              "request_id={} run_id={}: its Redis key holds a value that is no runlane marker;"
+                  + " decided on the run store alone (another deployment sharing"
+                  + " DEDUP_KEY_PREFIX?)",
+              event.requestId(),
+              event.runId());
         }
         if (claim.heldByThisTask()) {
           toMarkDone.add(event.requestId());

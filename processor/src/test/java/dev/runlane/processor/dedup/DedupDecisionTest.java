@@ -30,6 +30,9 @@ class DedupDecisionTest {
     "EARLIER_IN_BATCH, NEWER, DUPLICATE_REDIS",
     "EARLIER_IN_BATCH, SAME, DUPLICATE_REDIS",
     "EARLIER_IN_BATCH, OLDER, DUPLICATE_REDIS",
+    "UNKNOWN_MARKER, NEWER, APPLY",
+    "UNKNOWN_MARKER, SAME, DUPLICATE_STORE",
+    "UNKNOWN_MARKER, OLDER, STALE",
   })
   void followsTheDesignTable(Claim claim, Order order, Outcome expected) {
     assertThat(DedupDecision.decide(claim, order)).isEqualTo(expected);
@@ -44,7 +47,8 @@ class DedupDecisionTest {
     "'processing:0_1', 0_1, PROCESSING_BY_THIS_TASK",
     "'processing:0_1', 0_2, PROCESSING_BY_OTHER",
     "'processing:0_1', 1_1, PROCESSING_BY_OTHER",
-    "'garbage', 0_1, DONE_BY_OTHER",
+    "'garbage', 0_1, UNKNOWN_MARKER",
+    "'done', 0_1, UNKNOWN_MARKER",
   })
   void readsWhatRedisHeld(String value, String owner, Claim expected) {
     assertThat(Claim.fromExisting(value, owner)).isEqualTo(expected);

@@ -298,6 +298,20 @@ class DecisionTableIT {
   }
 
   @Nested
+  class UnknownMarker {
+    @Test
+    void aValueThatIsNoMarkerIsDecidedOnTheStoreCountedAndLeftAlone() {
+      start();
+      redisHolds("r1", "v0|r1|applied"); // an older format, or another deployment's
+      send("r1", T1);
+      assertThat(events.readValuesToList()).hasSize(1);
+      assertThat(registry.find(ProcessorMetrics.UNKNOWN_MARKERS).counter().count()).isEqualTo(1);
+      driver.advanceWallClockTime(Duration.ofMillis(50));
+      assertThat(redis.get(prefix + "r1")).isEqualTo("v0|r1|applied");
+    }
+  }
+
+  @Nested
   class DoneByThisTask {
     @Test
     void newerIsAppliedBecauseTheEarlierAttemptAborted() {
