@@ -13,6 +13,11 @@ public enum Claim {
   DONE_BY_OTHER,
   /** This task marked it done earlier; the attempt may have aborted since (DESIGN §6). */
   DONE_BY_THIS_TASK,
+  /**
+   * This task decided it stale earlier; the attempt may have aborted since, taking its record in
+   * the stale stream with it: decide it again on the run store, so it is listed again (D40).
+   */
+  STALE_BY_THIS_TASK,
   /** A claim of this task, left by a dead earlier attempt (zombies are fenced). */
   PROCESSING_BY_THIS_TASK,
   /** Another task holds a live claim. */
@@ -36,6 +41,9 @@ public enum Claim {
   static final String PROCESSING = "processing:";
   static final String DONE = "done:";
 
+  /** After {@code done:<owner>}: the owner decided the event stale (D40). */
+  static final String STALE_SUFFIX = ":stale";
+
   /** Reads the value that Redis returned for a key this task did not manage to set. */
   static Claim fromExisting(String value, String owner) {
     if (value == null) {
@@ -44,7 +52,10 @@ public enum Claim {
       return PROCESSING_BY_OTHER;
     }
     if (value.startsWith(DONE)) {
-      return value.equals(DONE + owner) ? DONE_BY_THIS_TASK : DONE_BY_OTHER;
+      if (value.equals(DONE + owner)) {
+        return DONE_BY_THIS_TASK;
+      }
+      return value.equals(DONE + owner + STALE_SUFFIX) ? STALE_BY_THIS_TASK : DONE_BY_OTHER;
     }
     if (value.startsWith(PROCESSING)) {
       return value.equals(PROCESSING + owner) ? PROCESSING_BY_THIS_TASK : PROCESSING_BY_OTHER;
@@ -63,6 +74,6 @@ public enum Claim {
 
   /** Whether this task holds the key after the claim, so it must mark it done afterwards. */
   public boolean heldByThisTask() {
-    return releasable() || this == DONE_BY_THIS_TASK;
+    return releasable() || this == DONE_BY_THIS_TASK || this == STALE_BY_THIS_TASK;
   }
 }

@@ -3,6 +3,7 @@ package dev.runlane.processor.dedup;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The shared dedup layer: claim request ids before deciding, mark them done after, release them on
@@ -20,8 +21,11 @@ public interface Dedup extends AutoCloseable {
    */
   List<Map<String, Claim>> claim(List<ClaimRequest> requests);
 
-  /** Marks each id done by {@code owner}, for the done TTL. */
-  void markDone(Collection<String> requestIds, String owner);
+  /**
+   * Marks each id done by {@code owner}, for the done TTL; those in {@code stale} as decided stale
+   * (D40).
+   */
+  void markDone(Collection<String> requestIds, Set<String> stale, String owner);
 
   /** Deletes each id's claim if, and only if, it is still {@code owner}'s processing claim. */
   void release(Collection<String> requestIds, String owner);
@@ -51,7 +55,7 @@ public interface Dedup extends AutoCloseable {
       }
 
       @Override
-      public void markDone(Collection<String> requestIds, String owner) {}
+      public void markDone(Collection<String> requestIds, Set<String> stale, String owner) {}
 
       @Override
       public void release(Collection<String> requestIds, String owner) {}

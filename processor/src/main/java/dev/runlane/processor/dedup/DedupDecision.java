@@ -12,7 +12,8 @@ public final class DedupDecision {
 
   public static Outcome decide(Claim claim, Order order) {
     return switch (claim) {
-      case NEW, PROCESSING_BY_THIS_TASK, UNAVAILABLE, REPLAY, UNKNOWN_MARKER -> byStore(order);
+      case NEW, PROCESSING_BY_THIS_TASK, STALE_BY_THIS_TASK, UNAVAILABLE, REPLAY, UNKNOWN_MARKER ->
+          byStore(order);
       case DONE_BY_OTHER, EARLIER_IN_BATCH -> Outcome.DUPLICATE_REDIS;
       case DONE_BY_THIS_TASK -> order == Order.NEWER ? Outcome.APPLY : Outcome.DUPLICATE_REDIS;
       case PROCESSING_BY_OTHER -> Outcome.WAIT;

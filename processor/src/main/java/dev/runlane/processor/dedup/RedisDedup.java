@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
@@ -136,7 +137,7 @@ public final class RedisDedup implements Dedup {
     try (AbstractPipeline pipeline = client.pipelined()) {
       // First, so that a copy of a decided id in this round trip reads done, not our old claim.
       for (ClaimRequest request : requests) {
-        setDone(pipeline, request.doneFirst(), request.owner());
+        setDone(pipeline, request.doneFirst(), request.staleFirst(), request.owner());
       }
       for (ClaimRequest request : requests) {
         String processing = Claim.PROCESSING + request.owner();
@@ -174,14 +175,14 @@ public final class RedisDedup implements Dedup {
   }
 
   @Override
-  public void markDone(Collection<String> requestIds, String owner) {
+  public void markDone(Collection<String> requestIds, Set<String> stale, String owner) {
     if (requestIds.isEmpty()) {
       return;
     }
     checkAvailable();
     long start = System.nanoTime();
     try (AbstractPipeline pipeline = client.pipelined()) {
-      setDone(pipeline, requestIds, owner);
+      setDone(pipeline, requestIds, stale, owner);
       pipeline.sync();
     } catch (JedisException e) {
       throw unavailable("done", e);
@@ -211,10 +212,12 @@ public final class RedisDedup implements Dedup {
     recovered();
   }
 
-  private void setDone(AbstractPipeline pipeline, Collection<String> requestIds, String owner) {
+  private void setDone(
+      AbstractPipeline pipeline, Collection<String> requestIds, Set<String> stale, String owner) {
     String done = Claim.DONE + owner;
+    String doneStale = done + Claim.STALE_SUFFIX;
     for (String id : requestIds) {
-      pipeline.set(key(id), done, doneParams);
+      pipeline.set(key(id), stale.contains(id) ? doneStale : done, doneParams);
     }
   }
 

@@ -80,6 +80,12 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    */
   private final List<String> doneLater = new ArrayList<>();
 
+  /**
+   * Those of {@link #doneLater} decided stale: their markers say so, so that after an abort they
+   * are decided, and listed, again (D40).
+   */
+  private final Set<String> staleLater = new HashSet<>();
+
   /** Ids parked since the last drain, which a peer's round trip may claim for this task. */
   private final Set<String> unclaimed = new LinkedHashSet<>();
 
@@ -237,6 +243,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     Map<String, Claim> claims = new HashMap<>(requestIds.size() * 2);
     List<String> doneFirst = List.of();
     List<String> toMarkDone = new ArrayList<>();
+    Set<String> toMarkStale = new HashSet<>();
     List<String> toRelease = new ArrayList<>();
     Set<String> decided = new HashSet<>();
     Map<Outcome, Integer> counts = new EnumMap<>(Outcome.class);
@@ -253,8 +260,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       }
       if (!toAsk.isEmpty()) {
         List<String> markers = List.copyOf(doneLater);
-        if (claimWithPeers(toAsk, markers, claims)) {
+        if (claimWithPeers(toAsk, markers, Set.copyOf(staleLater), claims)) {
           doneLater.clear();
+          staleLater.clear();
           doneFirst = markers;
         } // else the markers wait for Redis to answer again
       }
@@ -304,6 +312,11 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         }
         if (claim.heldByThisTask()) {
           toMarkDone.add(event.requestId());
+          if (outcome == Outcome.STALE) {
+            toMarkStale.add(event.requestId());
+          } else {
+            toMarkStale.remove(event.requestId());
+          }
         }
       }
       toRelease.removeAll(toMarkDone); // an earlier copy of the id was decided in this batch
@@ -317,6 +330,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         doneLaterDrain = drains;
       }
       doneLater.addAll(toMarkDone);
+      toMarkDone.forEach(staleLater::remove); // decided again: the latest outcome counts
+      staleLater.addAll(toMarkStale);
     }
     counts.forEach(metrics::outcome);
     if (degraded > 0 && dedup.enabled()) {
@@ -334,19 +349,26 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    * @return whether Redis answered; if not, every id is {@code UNAVAILABLE}
    */
   private boolean claimWithPeers(
-      List<String> requestIds, List<String> doneFirst, Map<String, Claim> claims) {
+      List<String> requestIds,
+      List<String> doneFirst,
+      Set<String> staleFirst,
+      Map<String, Claim> claims) {
     if (!dedup.enabled()) {
       requestIds.forEach(id -> claims.put(id, Claim.UNAVAILABLE));
       return false;
     }
     List<ClaimRequest> requests = new ArrayList<>();
-    requests.add(new ClaimRequest(owner, doneFirst, requestIds));
+    requests.add(new ClaimRequest(owner, doneFirst, staleFirst, requestIds));
     List<RunEventProcessor> riders = new ArrayList<>();
     for (RunEventProcessor peer : peers.members) {
       if (peer != this && (!peer.unclaimed.isEmpty() || !peer.doneLater.isEmpty())) {
         riders.add(peer);
         requests.add(
-            new ClaimRequest(peer.owner, List.copyOf(peer.doneLater), List.copyOf(peer.unclaimed)));
+            new ClaimRequest(
+                peer.owner,
+                List.copyOf(peer.doneLater),
+                Set.copyOf(peer.staleLater),
+                List.copyOf(peer.unclaimed)));
       }
     }
     List<Map<String, Claim>> answers = claim(requests);
@@ -380,6 +402,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     prefetched.putAll(claims);
     unclaimed.removeAll(request.requestIds());
     doneLater.removeAll(request.doneFirst());
+    staleLater.removeAll(request.doneFirst());
   }
 
   /**
@@ -575,12 +598,13 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   private List<String> flushDone() {
     List<String> ids = List.copyOf(doneLater);
     try {
-      dedup.markDone(ids, owner);
+      dedup.markDone(ids, Set.copyOf(staleLater), owner);
     } catch (DedupUnavailableException e) {
       log.debug("done markers not written yet: {}", e.getMessage());
       return List.of();
     }
     doneLater.clear();
+    staleLater.clear();
     return ids;
   }
 

@@ -260,6 +260,44 @@ class DecisionTableIT {
                   StandardCharsets.UTF_8))
           .isEqualTo("r2");
       assertThat(count("stale", "store")).isEqualTo(1);
+      // Its marker says it was decided stale, so that after an abort it is listed again (D40).
+      driver.advanceWallClockTime(Duration.ofMillis(50));
+      assertThat(redis.get(prefix + "r1")).isEqualTo("done:" + THIS_TASK + ":stale");
+    }
+  }
+
+  @Nested
+  class StaleByThisTask {
+    @Test
+    void olderIsListedStaleAgainBecauseTheEarlierAttemptMayHaveAborted() {
+      start();
+      applied("r2", T2);
+      redisHolds("r1", "done:" + THIS_TASK + ":stale");
+      send("r1", T1);
+      assertThat(stale.readValuesToList()).hasSize(1);
+      assertThat(events.isEmpty()).isTrue();
+      assertThat(count("stale", "store")).isEqualTo(1);
+    }
+
+    @Test
+    void newerIsAppliedBecauseTheEarlierAttemptAbortedWithTheStateItWasStaleAgainst() {
+      start();
+      redisHolds("r1", "done:" + THIS_TASK + ":stale");
+      send("r1", T1);
+      assertThat(events.readValuesToList()).hasSize(1);
+      assertThat(count("applied", "store")).isEqualTo(1);
+      driver.advanceWallClockTime(Duration.ofMillis(50));
+      assertThat(redis.get(prefix + "r1")).isEqualTo("done:" + THIS_TASK);
+    }
+
+    @Test
+    void anotherTasksStaleMarkerIsADuplicateCaughtByRedis() {
+      start();
+      redisHolds("r1", "done:" + OTHER_TASK + ":stale");
+      send("r1", T1);
+      assertThat(events.isEmpty()).isTrue();
+      assertThat(stale.isEmpty()).isTrue();
+      assertThat(count("duplicate", "redis")).isEqualTo(1);
     }
   }
 
