@@ -11,14 +11,15 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 
 /**
- * One pipeline as the tools see it: its settings, its cluster, its control record. Opening it
- * fences any other command still driving the same pipeline (see {@link ControlTopic.Writer}).
+ * One pipeline as the tools see it: its settings, its cluster, its control record. The first {@link
+ * #write} fences any other command still driving the same pipeline (see {@link
+ * ControlTopic.Writer}); commands that only read (status, the DLQ's) never do.
  */
 public final class Pipeline implements AutoCloseable {
   private final ToolsConfig config;
   private final Cluster cluster;
   private final ControlTopic.Reader control;
-  private final ControlTopic.Writer writer;
+  private ControlTopic.Writer writer; // made at the first write
 
   public Pipeline(ToolsConfig config) {
     this.config = config;
