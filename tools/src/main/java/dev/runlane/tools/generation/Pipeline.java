@@ -32,9 +32,6 @@ public final class Pipeline implements AutoCloseable {
       reader =
           new ControlTopic.Reader(
               config.clientSettings(), config.controlTopic(), config.pipeline());
-      this.writer =
-          new ControlTopic.Writer(
-              config.clientSettings(), config.controlTopic(), config.pipeline());
       this.control = reader;
     } catch (RuntimeException e) {
       if (reader != null) {
@@ -67,6 +64,11 @@ public final class Pipeline implements AutoCloseable {
   /** Makes {@code generation} the latest record, which every service follows within a second. */
   public void write(Generation generation) {
     try {
+      if (writer == null) {
+        writer =
+            new ControlTopic.Writer(
+                config.clientSettings(), config.controlTopic(), config.pipeline());
+      }
       writer.write(generation);
     } catch (ProducerFencedException e) {
       throw new KafkaException(
@@ -80,7 +82,9 @@ public final class Pipeline implements AutoCloseable {
 
   @Override
   public void close() {
-    writer.close();
+    if (writer != null) {
+      writer.close();
+    }
     control.close();
     cluster.close();
   }
