@@ -60,6 +60,10 @@ public final class ToolsMain implements Runnable {
             err.println("timed out: " + e.getMessage());
             return ExitCodes.TIMED_OUT;
           }
+          if (e instanceof BadUsage) {
+            err.println("bad usage: " + e.getMessage());
+            return ExitCodes.USAGE;
+          }
           if (e instanceof ConfigException) {
             err.println("bad settings: " + e.getMessage());
             return ExitCodes.USAGE;

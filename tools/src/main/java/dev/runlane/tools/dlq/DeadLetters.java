@@ -80,14 +80,19 @@ final class DeadLetters {
   record Coordinates(String topic, int partition, long offset) {
     static Coordinates parse(String s) {
       int b = s.lastIndexOf('/');
-      int a = s.lastIndexOf('/', b - 1);
-      if (a <= 0 || b <= a) {
-        throw new IllegalArgumentException("'" + s + "' is not <topic>/<partition>/<offset>");
+      int a = b < 1 ? -1 : s.lastIndexOf('/', b - 1);
+      try {
+        if (a <= 0 || b <= a) {
+          throw new NumberFormatException();
+        }
+        return new Coordinates(
+            s.substring(0, a),
+            Integer.parseInt(s.substring(a + 1, b)),
+            Long.parseLong(s.substring(b + 1)));
+      } catch (NumberFormatException e) {
+        throw new dev.runlane.tools.BadUsage(
+            "'" + s + "' is not <topic>/<partition>/<offset>, e.g. sume.webhooks.dlq/3/1207");
       }
-      return new Coordinates(
-          s.substring(0, a),
-          Integer.parseInt(s.substring(a + 1, b)),
-          Long.parseLong(s.substring(b + 1)));
     }
 
     @Override

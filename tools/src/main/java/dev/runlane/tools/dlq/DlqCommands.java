@@ -155,7 +155,7 @@ public final class DlqCommands {
     try (KafkaProducer<byte[], byte[]> producer =
         new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
       for (ConsumerRecord<byte[], byte[]> r : chosen) {
-        String from = dlq() + "/" + r.partition() + "/" + r.offset();
+        String from = r.topic() + "/" + r.partition() + "/" + r.offset();
         byte[] body = r.value();
         if (body == null) {
           String source = RecordHeaders.get(r.headers(), RecordHeaders.DLQ_SOURCE);
