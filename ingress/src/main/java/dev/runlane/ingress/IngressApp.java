@@ -263,7 +263,11 @@ public final class IngressApp implements AutoCloseable {
                         TopicEnsurer.plain(config.topics().dlq(), config.topicSettings()),
                         TopicPolicy.Role.DLQ),
                 maxMessageBytes),
-            ControlTopic.newTopic(config.controlTopic(), config.topicSettings()));
+            config
+                .topicPolicy()
+                .apply(
+                    ControlTopic.newTopic(config.controlTopic(), config.topicSettings()),
+                    TopicPolicy.Role.OTHER));
     int timeoutMs = (int) Math.min(Integer.MAX_VALUE, config.startupTimeout().toMillis());
     Map<String, Object> adminConfig = config.kafkaClient().withBootstrap(config.bootstrapServers());
     adminConfig.put(

@@ -26,6 +26,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
@@ -457,6 +458,12 @@ public final class ProcessorApp implements AutoCloseable {
     int maxMessage = TopicEnsurer.maxMessageBytes(config.maxBodyBytes());
     p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), maxMessage);
     p.put(StreamsConfig.topicPrefix(TopicConfig.MAX_MESSAGE_BYTES_CONFIG), maxMessage);
+    // The run-store changelog is the durable guard: as durable as the pipeline's topics.
+    config
+        .topicPolicy()
+        .minInsyncReplicas()
+        .ifPresent(
+            n -> p.put(StreamsConfig.topicPrefix(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG), n));
     p.put(
         StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG),
         config.producerCompression().kafkaName());
@@ -492,7 +499,13 @@ public final class ProcessorApp implements AutoCloseable {
     TopicNames t = config.topics();
     TopicSettings s = config.topicSettings();
     try (Admin admin = Admin.create(adminSettings(config))) {
-      ControlTopic.ensure(admin, config.controlTopic(), s);
+      TopicEnsurer.ensure(
+          admin,
+          List.of(
+              config
+                  .topicPolicy()
+                  .apply(ControlTopic.newTopic(config.controlTopic(), s), TopicPolicy.Role.OTHER)),
+          Duration.ofSeconds(30));
       int max = TopicEnsurer.maxMessageBytes(config.maxBodyBytes());
       TopicPolicy policy = config.topicPolicy();
       Map<String, TopicPolicy.Role> roles = new LinkedHashMap<>();

@@ -136,8 +136,9 @@ public record ProcessorConfig(
             // Apart from REDIS_URL, so that a Kubernetes Secret can hold the password alone; they
             // win over a user or password in the URL.
             Optional.ofNullable(r.string("REDIS_USERNAME", null)),
+            // One value, commas and all (not a list like the signing secrets).
             r.isSet("REDIS_PASSWORD")
-                ? Optional.of(r.secrets("REDIS_PASSWORD").get(0))
+                ? Optional.of(Secret.of(r.string("REDIS_PASSWORD", "")))
                 : Optional.empty(),
             TopicPolicy.fromEnv(r));
     if (!Set.of("exactly_once_v2", "at_least_once").contains(config.processingGuarantee())) {

@@ -209,4 +209,12 @@ class ProcessorConfigTest {
     assertThat(ProcessorConfig.fromEnv(Map.of("REDIS_FAILURE_MODE", "block")).redisFailureMode())
         .isEqualTo(RedisFailureMode.BLOCK);
   }
+
+  @Test
+  void aRedisPasswordIsOneValueCommasIncludedAndNeverShown() {
+    ProcessorConfig config = ProcessorConfig.fromEnv(Map.of("REDIS_PASSWORD", "ab,cd"));
+
+    assertThat(config.redisPassword().orElseThrow().reveal()).isEqualTo("ab,cd");
+    assertThat(config.toString()).doesNotContain("ab,cd");
+  }
 }

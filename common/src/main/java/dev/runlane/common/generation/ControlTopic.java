@@ -124,10 +124,20 @@ public final class ControlTopic {
         producer.commitTransaction();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
+        abortQuietly(e);
         throw new KafkaException("interrupted writing " + topic, e);
       } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
-        producer.abortTransaction();
+        abortQuietly(e);
         throw new KafkaException("could not write the generation record to " + topic, e);
+      }
+    }
+
+    /** Aborts the open transaction; a failure to do so (fenced, say) is kept with the cause. */
+    private void abortQuietly(Exception cause) {
+      try {
+        producer.abortTransaction();
+      } catch (RuntimeException e) {
+        cause.addSuppressed(e);
       }
     }
 

@@ -73,7 +73,13 @@ public final class KafkaClientSettings {
           Map.entry(
               ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
               "derived from INGRESS_ACK_TIMEOUT_MS" + " (G6)"),
-          Map.entry(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "derived from the body limits"));
+          Map.entry(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "derived from the body limits"),
+          Map.entry(
+              ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "derived from INGRESS_ACK_TIMEOUT_MS (G6)"),
+          Map.entry(ProducerConfig.RETRIES_CONFIG, "idempotent retries until the deadline (G1)"),
+          Map.entry(
+              ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION,
+              "at most 5 keeps the idempotent producer's order (G1, G3)"));
 
   private static final List<ConfigDef> DEFS =
       List.of(

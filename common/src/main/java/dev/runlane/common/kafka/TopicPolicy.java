@@ -42,6 +42,15 @@ public record TopicPolicy(
   }
 
   public static TopicPolicy fromEnv(EnvReader env) {
+    int rf = env.integer(TopicSettings.ENV_REPLICATION_FACTOR, -1, -1, Short.MAX_VALUE);
+    if (env.isSet("TOPIC_MIN_INSYNC_REPLICAS")
+        && rf > 0
+        && env.integer("TOPIC_MIN_INSYNC_REPLICAS", 1, 1, Short.MAX_VALUE) > rf) {
+      env.problem(
+          "TOPIC_MIN_INSYNC_REPLICAS must not exceed TOPIC_REPLICATION_FACTOR="
+              + rf
+              + ": every acks=all write would fail");
+    }
     return new TopicPolicy(
         env.isSet("TOPIC_MIN_INSYNC_REPLICAS")
             ? OptionalInt.of(env.integer("TOPIC_MIN_INSYNC_REPLICAS", 1, 1, Short.MAX_VALUE))

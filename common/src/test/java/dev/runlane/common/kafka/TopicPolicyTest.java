@@ -56,6 +56,16 @@ class TopicPolicyTest {
   }
 
   @Test
+  void moreInSyncReplicasThanReplicasIsRefused() {
+    EnvReader env =
+        new EnvReader(Map.of("TOPIC_MIN_INSYNC_REPLICAS", "3", "TOPIC_REPLICATION_FACTOR", "2"));
+    TopicPolicy.fromEnv(env);
+    assertThatThrownBy(env::throwIfInvalid)
+        .hasMessageContaining(
+            "TOPIC_MIN_INSYNC_REPLICAS must not exceed TOPIC_REPLICATION_FACTOR=2");
+  }
+
+  @Test
   void aBadValueNamesTheVariable() {
     EnvReader env = new EnvReader(Map.of("TOPIC_DLQ_RETENTION_MS", "forever"));
     TopicPolicy.fromEnv(env);

@@ -112,7 +112,13 @@ public final class DlqCommands {
       throw new Refused("--rate must be at least 1 per second");
     }
     Steps steps = new Steps(out);
-    String input = pipeline.latest().ingressInput();
+    dev.runlane.common.generation.Generation latest = pipeline.latest();
+    if (latest.state() != dev.runlane.common.generation.Generation.State.ACTIVE) {
+      // A grow moves the input, and nothing would read what went to the old one after its copy.
+      throw new Refused(
+          latest.describe() + " is being prepared: re-drive once it is active (`runlane status`)");
+    }
+    String input = latest.ingressInput();
     steps.step("choose records of " + dlq() + (reason != null ? " with reason " + reason : ""));
     List<ConsumerRecord<byte[], byte[]>> chosen = new ArrayList<>();
     if (only.isEmpty()) {
@@ -185,6 +191,12 @@ public final class DlqCommands {
                 envelope.runId().getBytes(StandardCharsets.UTF_8),
                 body,
                 provenance(r.headers(), envelope, from));
+        if (written % 100 == 99 && !pipeline.latest().ingressInput().equals(input)) {
+          throw new Refused(
+              "the pipeline moved to another input after "
+                  + written
+                  + " records; re-run the same command: the re-driven ones are duplicates there");
+        }
         LockSupport.parkNanos(next - System.nanoTime());
         next = Math.max(next, System.nanoTime()) + every;
         producer.send(record).get(30, TimeUnit.SECONDS);

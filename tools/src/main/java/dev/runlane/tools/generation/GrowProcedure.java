@@ -204,6 +204,7 @@ public final class GrowProcedure {
       return new Result(base, 0, Duration.ZERO);
     }
 
+    pipeline.takeOver(latest);
     Generation preparing = resumed;
     if (preparing == null) {
       steps.step("create " + input + " with " + o.to() + " partitions");
@@ -261,7 +262,21 @@ public final class GrowProcedure {
             + base.number()
             + " are stopped"
             + (repair ? " (they stop by themselves when partitions are added by hand)" : ""));
-    new Stopped(pipeline, steps).await(base, o.timeout());
+    try {
+      new Stopped(pipeline, steps).await(base, o.timeout());
+    } catch (TimedOut e) {
+      throw new TimedOut(
+          "generation "
+              + base.number()
+              + " did not stop within "
+              + Steps.format(o.timeout())
+              + " ("
+              + e.getMessage()
+              + "). Processing of "
+              + input
+              + " is paused meanwhile (the ingress writes there already): stop those processors"
+              + " by hand, then re-run this command to resume");
+    }
     steps.done("no member, no open transaction, offsets unchanged");
 
     steps.step("copy what generation " + base.number() + " did not decide for good into " + input);

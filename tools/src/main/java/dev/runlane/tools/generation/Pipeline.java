@@ -61,6 +61,27 @@ public final class Pipeline implements AutoCloseable {
         .orElse(Generation.initial(config.applicationId(), config.pipeline()));
   }
 
+  /**
+   * Takes the pipeline for this command: fences any other command that writes its control record,
+   * then checks that the record is still {@code planned}, the one this command read.
+   *
+   * @throws dev.runlane.tools.Refused if another command changed it meanwhile
+   */
+  public void takeOver(Generation planned) {
+    if (writer == null) {
+      writer =
+          new ControlTopic.Writer(
+              config.clientSettings(), config.controlTopic(), config.pipeline());
+    }
+    Generation now = latest();
+    if (!now.equals(planned)) {
+      throw new dev.runlane.tools.Refused(
+          "another command changed the pipeline since this one read it (now "
+              + now.describe()
+              + "); nothing changed by this one: run `runlane status`, then the command again");
+    }
+  }
+
   /** Makes {@code generation} the latest record, which every service follows within a second. */
   public void write(Generation generation) {
     try {

@@ -154,6 +154,7 @@ public final class ReplayProcedure {
       return new Result(base, 0, 0);
     }
 
+    pipeline.takeOver(latest);
     Instant createdAt = resumed != null ? resumed.createdAt() : clock.instant();
     Generation preparing =
         new Generation(
