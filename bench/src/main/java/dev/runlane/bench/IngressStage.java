@@ -184,7 +184,8 @@ final class IngressStage {
       }
       for (Search s : List.of(bareSearch, ingressSearch)) {
         if (!s.done) {
-          // After the fourteenth pass's scheduler fix, bare reached the old top steps (20k, 24k/s).
+          // Since the load generator stopped spinning, bare can keep up at the top step: the
+          // ratio is then only an upper bound, and the note says so.
           res.note(
               STAGE,
               String.format(

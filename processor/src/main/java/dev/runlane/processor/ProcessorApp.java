@@ -468,7 +468,7 @@ public final class ProcessorApp implements AutoCloseable {
         StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG),
         config.producerCompression().kafkaName());
     // Under exactly-once every commit flushes the producer, so the linger only groups records
-    // between commits; a longer one measured no gain (BENCHMARKS.md, second pass).
+    // between commits; a longer one measured no gain in the processor benchmark.
     p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);
     p.put(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, config.transactionalStateStores());
     if (config.rocksDbMemoryMb() > 0) {

@@ -8,7 +8,7 @@ import java.util.function.Function;
  * The heads of a task's most recently used runs, in front of its run store. A decision needs only a
  * run's head (D32), and a run's webhooks come in bursts, so most reads of the store can be skipped.
  * Those reads, RocksDB gets through the transactional store's write batch, took 9.6% of the stream
- * thread's wall time at 3,500 events/s (BENCHMARKS.md, fourteenth pass).
+ * thread's wall time at 3,500 events/s (D33).
  *
  * <p>Correct only while every write to the store goes through {@link #applied} and the cache lives
  * no longer than the task's view of the store: the processor makes a new one in {@code init()}

@@ -66,12 +66,12 @@ public final class RunStoreMemory implements RocksDBConfigSetter {
     options.setMaxWriteBufferNumber(2);
     // Nearly every read is of a run last written long before its memtables began, and without a
     // filter each read searched both memtables' skip lists in vain first: a quarter of the run
-    // store's read time at 3,000 events/s (BENCHMARKS.md, thirteenth pass). A whole-key bloom
+    // store's read time at 3,000 events/s (D28). A whole-key bloom
     // filter per memtable, a tenth of its size and inside its budget, answers "not here" at once.
     options.setMemtableWholeKeyFiltering(true);
     options.setMemtablePrefixBloomSizeRatio(MEMTABLE_FILTER_RATIO);
     // A store has more than one column family. An earlier try of a shared write budget saw its
-    // flushes go to a near-empty one first, freeing nothing (BENCHMARKS.md, third pass); atomic
+    // flushes go to a near-empty one first, freeing nothing (D28); atomic
     // flush makes every flush cover all of a store's column families.
     options.setAtomicFlush(true);
   }
