@@ -1,5 +1,6 @@
 package dev.runlane.tools.dlq;
 
+import dev.runlane.tools.kafka.Changelogs;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -17,26 +18,12 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 final class DeadLetters {
   private DeadLetters() {}
 
-  /** Every record of {@code topic}, in partition then offset order. */
+  /** Every record of {@code topic}, in offset order within each partition. */
   static void each(
       Map<String, Object> clientSettings,
       String topic,
       Consumer<ConsumerRecord<byte[], byte[]>> action) {
-    try (KafkaConsumer<byte[], byte[]> c = consumer(clientSettings)) {
-      List<TopicPartition> tps =
-          c.partitionsFor(topic, Duration.ofSeconds(30)).stream()
-              .map(i -> new TopicPartition(topic, i.partition()))
-              .sorted(java.util.Comparator.comparingInt(TopicPartition::partition))
-              .toList();
-      for (TopicPartition tp : tps) {
-        c.assign(List.of(tp));
-        c.seekToBeginning(List.of(tp));
-        long end = c.endOffsets(List.of(tp), Duration.ofSeconds(30)).get(tp);
-        while (c.position(tp) < end) {
-          c.poll(Duration.ofMillis(200)).forEach(action);
-        }
-      }
-    }
+    Changelogs.readToEnd(clientSettings, topic, new ByteArrayDeserializer(), action);
   }
 
   /** The record at {@code offset} of {@code topic}/{@code partition}, if there is one. */

@@ -100,7 +100,7 @@ public final class Changelogs {
   }
 
   /** Reads every partition of {@code topic} from the beginning to its last stable offset. */
-  private static <K> void readToEnd(
+  public static <K> void readToEnd(
       Map<String, Object> clientSettings,
       String topic,
       org.apache.kafka.common.serialization.Deserializer<K> keys,
