@@ -16,8 +16,10 @@ import dev.runlane.processor.generation.InputCheck;
 import dev.runlane.processor.runs.RunQueryHandler;
 import dev.runlane.processor.runs.RunStoreMemory;
 import dev.runlane.processor.topology.FaultHook;
+import dev.runlane.processor.topology.PoisonEventException;
 import dev.runlane.processor.topology.ProcessorMetrics;
 import dev.runlane.processor.topology.ProcessorTopology;
+import dev.runlane.processor.topology.RedisBudget;
 import dev.runlane.processor.topology.StoreNames;
 import dev.runlane.processor.topology.TopologySettings;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
@@ -82,6 +84,8 @@ public final class ProcessorApp implements AutoCloseable {
   private final Dedup dedup;
   private final PrometheusMeterRegistry registry;
   private final FaultHook faultHook;
+  private final RedisBudget redisBudget;
+  private final TransactionAwareClients clients;
   private final AdminServer admin;
   private final HostInfo self;
   private final Admin kafkaAdmin;
@@ -114,6 +118,12 @@ public final class ProcessorApp implements AutoCloseable {
     this.dedup = dedup;
     this.registry = registry;
     this.faultHook = faultHook;
+    // Only transactions have a timeout to stay under; at-least-once has none to bound (D42).
+    this.redisBudget =
+        "exactly_once_v2".equals(config.processingGuarantee())
+            ? RedisBudget.perTransaction(RedisBudget.PER_TRANSACTION)
+            : RedisBudget.unbounded();
+    this.clients = new TransactionAwareClients(redisBudget, registry);
     this.admin = admin;
     this.self = self;
     this.running = running;
@@ -268,9 +278,10 @@ public final class ProcessorApp implements AutoCloseable {
             dedup,
             new ProcessorMetrics(registry),
             EnvelopeParser.withDefaults(),
-            faultHook);
+            faultHook,
+            redisBudget);
     Properties properties = streamsProperties(config, self, generation.applicationId());
-    KafkaStreams streams = new KafkaStreams(topology, properties);
+    KafkaStreams streams = new KafkaStreams(topology, properties, clients);
     streams.setUncaughtExceptionHandler(this::onStreamThreadDied);
     streams.setStateListener(
         (next, previous) -> {
@@ -301,7 +312,13 @@ public final class ProcessorApp implements AutoCloseable {
               + " that takes over (docs/operations.md, 'Partitions added by hand').");
       return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
     }
-    if (redisBlocked(e)) {
+    if (causedBy(e, PoisonEventException.class)) {
+      // One event's decision threw: it is tried again a bounded number of times, then
+      // dead-lettered (D43), so these deaths end by themselves.
+      log.warn("stream thread failed deciding one event; replacing it: {}", rootMessage(e));
+      return StreamThreadExceptionResponse.REPLACE_THREAD;
+    }
+    if (causedBy(e, DedupUnavailableException.class)) {
       // Block mode fails the thread on purpose while Redis is away, to retry from the last
       // commit: not a thread that cannot recover, so not counted.
       log.warn(
@@ -329,9 +346,9 @@ public final class ProcessorApp implements AutoCloseable {
     return StreamThreadExceptionResponse.REPLACE_THREAD;
   }
 
-  private static boolean redisBlocked(Throwable e) {
+  private static boolean causedBy(Throwable e, Class<? extends Throwable> type) {
     for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof DedupUnavailableException) {
+      if (type.isInstance(t)) {
         return true;
       }
     }
@@ -471,6 +488,10 @@ public final class ProcessorApp implements AutoCloseable {
     // between commits; a longer one measured no gain in the processor benchmark.
     p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);
     p.put(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, config.transactionalStateStores());
+    // /runs/{id} answers what is committed, so that a poller never sees a state that an aborted
+    // transaction takes back (it would see the run move backwards, then forwards again). Only
+    // transactional stores can tell: without them the read is of the latest write (D44).
+    p.put(StreamsConfig.DEFAULT_INTERACTIVE_QUERY_ISOLATION_LEVEL_CONFIG, "READ_COMMITTED");
     if (config.rocksDbMemoryMb() > 0) {
       p.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, RunStoreMemory.class);
       p.put(RunStoreMemory.POOL_CONFIG, applicationId + "/" + UUID.randomUUID());

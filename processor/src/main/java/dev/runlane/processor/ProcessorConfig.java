@@ -39,6 +39,7 @@ public record ProcessorConfig(
     Duration claimTtl,
     Duration doneTtl,
     Duration redisTimeout,
+    Duration redisSlow,
     RedisFailureMode redisFailureMode,
     Duration redisBlockTimeout,
     int streamThreads,
@@ -101,11 +102,18 @@ public record ProcessorConfig(
             r.string("DEDUP_KEY_PREFIX", RedisDedupSettings.DEFAULT_KEY_PREFIX),
             r.seconds("DEDUP_CLAIM_TTL_SECONDS", 60, 1, 3600),
             r.seconds("DEDUP_DONE_TTL_SECONDS", 86_400, 60, 30L * 86_400),
-            r.millis("REDIS_TIMEOUT_MS", 1000, 10, 60_000),
+            // Every call is made inside an open Streams transaction, which the broker aborts after
+            // 10 s: one call started as the transaction's Redis budget (3 s) runs out must still
+            // end well before (D42).
+            r.millis("REDIS_TIMEOUT_MS", 1000, 10, 3000),
+            // An answer slower than this is treated like none: the processor decides on the run
+            // store for a second before asking again (D42).
+            r.millis("REDIS_SLOW_MS", 250, 1, 3000),
             r.enumValue("REDIS_FAILURE_MODE", RedisFailureMode.class, RedisFailureMode.DEGRADE),
-            // Blocking happens inside an open Streams transaction, which the broker aborts after
-            // transaction.timeout.ms (10 s under exactly_once_v2): stay below it.
-            r.seconds("REDIS_BLOCK_TIMEOUT_SECONDS", 5, 1, 9),
+            // How long block mode holds a task's events for Redis before failing its thread. A
+            // transaction waits at most its Redis budget; the rest of the wait is spread over
+            // later transactions, which leave the events parked (D42).
+            r.seconds("REDIS_BLOCK_TIMEOUT_SECONDS", 5, 1, 300),
             r.integer("PROCESSOR_THREADS", 1, 1, 256),
             r.integer("PROCESSOR_BATCH_SIZE", 256, 1, 10_000),
             r.millis("PROCESSOR_BATCH_INTERVAL_MS", 20, 1, 10_000),
@@ -150,10 +158,17 @@ public record ProcessorConfig(
     if (config.claimTtl().compareTo(config.redisTimeout().multipliedBy(2)) < 0) {
       r.problem("DEDUP_CLAIM_TTL_SECONDS must be at least twice REDIS_TIMEOUT_MS");
     }
-    // A claim can be taken a drain before its decision (D25), and a decided id keeps it until the
-    // next drain writes its done marker (D22).
-    if (config.claimTtl().compareTo(config.batchInterval().multipliedBy(3)) < 0) {
-      r.problem("DEDUP_CLAIM_TTL_SECONDS must be at least three times PROCESSOR_BATCH_INTERVAL_MS");
+    if (config.redisSlow().compareTo(config.redisTimeout()) >= 0) {
+      r.problem(
+          "REDIS_SLOW_MS="
+              + config.redisSlow().toMillis()
+              + " must be below REDIS_TIMEOUT_MS="
+              + config.redisTimeout().toMillis()
+              + ": a call cannot be slow after it has timed out");
+    }
+    // A decided id keeps its claim until the next drain writes its done marker (D22).
+    if (config.claimTtl().compareTo(config.batchInterval().multipliedBy(2)) < 0) {
+      r.problem("DEDUP_CLAIM_TTL_SECONDS must be at least twice PROCESSOR_BATCH_INTERVAL_MS");
     }
     if (config.rocksDbMemoryMb() > 0 && config.rocksDbMemoryMb() < MIN_ROCKSDB_MEMORY_MB) {
       r.problem(
@@ -217,6 +232,7 @@ public record ProcessorConfig(
         claimTtl,
         doneTtl,
         redisTimeout,
+        redisSlow,
         redisFailureMode,
         redisBlockTimeout,
         streamThreads,
@@ -245,6 +261,7 @@ public record ProcessorConfig(
         doneTtl,
         redisTimeout,
         Duration.ofSeconds(1),
+        redisSlow,
         redisUsername,
         redisPassword);
   }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.processor.dedup.RedisDedup;
 import dev.runlane.processor.topology.ProcessorMetrics;
+import dev.runlane.processor.topology.RedisBudget;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.URI;
 import java.nio.file.Files;
@@ -24,6 +25,7 @@ class MetricNamesTest {
   void everyProcessorMetricTheReadmeNamesIsInTheScrapeWithItsUnitsAndBuckets() throws Exception {
     PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
     new ProcessorMetrics(registry);
+    new TransactionAwareClients(RedisBudget.unbounded(), registry);
     try (RedisDedup dedup =
         new RedisDedup(
             new RedisDedup.RedisDedupSettings(

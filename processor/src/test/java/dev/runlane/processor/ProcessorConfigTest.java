@@ -151,6 +151,24 @@ class ProcessorConfigTest {
   }
 
   @Test
+  void aRedisTimeoutThatCouldOutlastTheTransactionIsRefused() {
+    assertThatThrownBy(() -> ProcessorConfig.fromEnv(Map.of("REDIS_TIMEOUT_MS", "5000")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("REDIS_TIMEOUT_MS");
+  }
+
+  @Test
+  void slowMustBeBelowTheTimeout() {
+    assertThatThrownBy(
+            () ->
+                ProcessorConfig.fromEnv(
+                    Map.of("REDIS_SLOW_MS", "1000", "REDIS_TIMEOUT_MS", "1000")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("REDIS_SLOW_MS=1000 must be below REDIS_TIMEOUT_MS=1000");
+    assertThat(ProcessorConfig.fromEnv(Map.of()).redisSlow()).isEqualTo(Duration.ofMillis(250));
+  }
+
+  @Test
   void aClaimTtlShorterThanTwoRedisTimeoutsIsRefused() {
     assertThatThrownBy(
             () ->
@@ -161,17 +179,17 @@ class ProcessorConfigTest {
   }
 
   @Test
-  void aClaimMustOutliveThreeBatchIntervals() {
+  void aClaimMustOutliveTwoBatchIntervals() {
     assertThatThrownBy(
             () ->
                 ProcessorConfig.fromEnv(
-                    Map.of("DEDUP_CLAIM_TTL_SECONDS", "2", "PROCESSOR_BATCH_INTERVAL_MS", "700")))
+                    Map.of("DEDUP_CLAIM_TTL_SECONDS", "2", "PROCESSOR_BATCH_INTERVAL_MS", "1001")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining(
-            "DEDUP_CLAIM_TTL_SECONDS must be at least three times PROCESSOR_BATCH_INTERVAL_MS");
+            "DEDUP_CLAIM_TTL_SECONDS must be at least twice PROCESSOR_BATCH_INTERVAL_MS");
     assertThat(
             ProcessorConfig.fromEnv(
-                    Map.of("DEDUP_CLAIM_TTL_SECONDS", "2", "PROCESSOR_BATCH_INTERVAL_MS", "600"))
+                    Map.of("DEDUP_CLAIM_TTL_SECONDS", "2", "PROCESSOR_BATCH_INTERVAL_MS", "1000"))
                 .claimTtl())
         .isEqualTo(Duration.ofSeconds(2));
   }

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
+import dev.runlane.processor.runs.RunState;
 import dev.runlane.processor.runs.RunStateJson;
 import dev.runlane.processor.topology.StoreNames;
 import java.net.URI;
@@ -59,6 +60,42 @@ class RunQueryIT {
       assertThat(RunStateJson.fromJson(response.body()).runId()).isEqualTo(hostedByB);
       assertThat(get(b, "/runs/" + hostedByB).statusCode()).isEqualTo(200);
     }
+  }
+
+  /**
+   * A query answers what is committed (D44): an applied event whose transaction has not committed
+   * yet, which an abort would take back, is not shown. Reading it instead, a poller could see the
+   * run at 2 events, then at 1 after an abort, then at 2 again.
+   */
+  @Test
+  void aQueryNeverShowsAStateItsTransactionHasNotCommitted(Infra infra) throws Exception {
+    try (ProcessorHarness h =
+        new ProcessorHarness(
+            infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("committed"), 16)) {
+      // Commits far apart, so that an applied event stays uncommitted for seconds.
+      h.with("PROCESSOR_COMMIT_INTERVAL_MS", "6000").start();
+      Instant t0 = Instant.parse("2026-12-01T10:00:00Z");
+      h.send("run-x", "first", t0);
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> stateOf(h, "run-x"), state -> state != null && state.appliedCount() == 1);
+
+      h.send("run-x", "second", t0.plusSeconds(1));
+      await().atMost(Duration.ofSeconds(30)).until(() -> h.count("applied", "store") == 2);
+      // Applied, in the store, not committed: the answer is still the first state.
+      RunState meanwhile = stateOf(h, "run-x");
+      assertThat(meanwhile.lastRequestId()).isEqualTo("first");
+      assertThat(meanwhile.appliedCount()).isEqualTo(1);
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> stateOf(h, "run-x"), state -> state.appliedCount() == 2);
+    }
+  }
+
+  /** The run's state, or null while the query API has none (404) or is not ready (503). */
+  private static RunState stateOf(ProcessorHarness h, String runId) throws Exception {
+    HttpResponse<byte[]> response = get(h, "/runs/" + runId);
+    return response.statusCode() == 200 ? RunStateJson.fromJson(response.body()) : null;
   }
 
   private static HostInfo hostOf(ProcessorHarness h, String runId) {

@@ -3,8 +3,9 @@ package dev.runlane.processor.dedup;
 /**
  * What Redis held for a request id when this task tried to claim it, seen from this task.
  *
- * <p>A claim is taken with {@code SET key processing:<owner> NX EX}; the value read back tells
- * whether the key was new, already done, or being processed, and by whom.
+ * <p>A claim is taken with {@code SET key processing:<owner>@<run> NX EX}; the value read back
+ * tells whether the key was new, already done, or being processed, by whom, and for which run
+ * ({@link MarkerValues}).
  */
 public enum Claim {
   /** The key did not exist: this task now holds a fresh {@code processing} claim. */
@@ -24,6 +25,12 @@ public enum Claim {
   PROCESSING_BY_OTHER,
   /** Seen earlier in the same batch: the first copy holds this task's fresh claim. */
   EARLIER_IN_BATCH,
+  /**
+   * The id was taken first for another run: by a marker or claim that names another run, or by an
+   * earlier copy in the same batch that did. A request id names one event of one run, so this copy
+   * is dead-lettered, whatever its own run holds (D41).
+   */
+  OTHER_RUN,
   /** Redis could not be asked; decide on the run store alone. */
   UNAVAILABLE,
   /**
@@ -37,32 +44,6 @@ public enum Claim {
    * decides it on the run store alone, so that no Redis marker of any generation can skew it (D35).
    */
   REPLAY;
-
-  static final String PROCESSING = "processing:";
-  static final String DONE = "done:";
-
-  /** After {@code done:<owner>}: the owner decided the event stale (D40). */
-  static final String STALE_SUFFIX = ":stale";
-
-  /** Reads the value that Redis returned for a key this task did not manage to set. */
-  static Claim fromExisting(String value, String owner) {
-    if (value == null) {
-      // The key expired between our SET NX and GET, and we hold no claim: another task may take
-      // it now. Treat it as held elsewhere, so the event waits and is claimed again next drain.
-      return PROCESSING_BY_OTHER;
-    }
-    if (value.startsWith(DONE)) {
-      if (value.equals(DONE + owner)) {
-        return DONE_BY_THIS_TASK;
-      }
-      return value.equals(DONE + owner + STALE_SUFFIX) ? STALE_BY_THIS_TASK : DONE_BY_OTHER;
-    }
-    if (value.startsWith(PROCESSING)) {
-      return value.equals(PROCESSING + owner) ? PROCESSING_BY_THIS_TASK : PROCESSING_BY_OTHER;
-    }
-    // An unknown value is somebody else's: never overwrite it as ours, and never trust it either.
-    return UNKNOWN_MARKER;
-  }
 
   /**
    * Whether this task holds a {@code processing} claim on the key, which it gives back (compare and

@@ -1,13 +1,11 @@
 package dev.runlane.processor.dedup;
 
 import java.util.Collection;
-import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * The shared dedup layer: claim request ids before deciding, mark them done after, release them on
- * failure. Each call is one round trip for a whole batch.
+ * failure. Each call is one round trip for a whole batch of one task.
  *
  * <p>Redis is an optimisation over the idempotent run-store write, never the only defence: every
  * method may throw {@link DedupUnavailableException}, and callers then decide on the run store.
@@ -15,20 +13,17 @@ import java.util.Set;
 public interface Dedup extends AutoCloseable {
 
   /**
-   * In one round trip: marks every request's {@code doneFirst} done by its owner, then claims every
-   * request's ids for its owner, and reports what was there, one map per request in their order. If
-   * it throws, none of it is known to have happened.
+   * In one round trip: writes {@code doneFirst} (so that a copy of a decided id reads done, not the
+   * claim it held), then claims each event's id for {@code owner} and reports what was there, by
+   * request id. The events' ids are distinct. If it throws, none of it is known to have happened.
    */
-  List<Map<String, Claim>> claim(List<ClaimRequest> requests);
+  Map<String, Claim> claim(String owner, Collection<Marker> doneFirst, Collection<EventKey> events);
 
-  /**
-   * Marks each id done by {@code owner}, for the done TTL; those in {@code stale} as decided stale
-   * (D40).
-   */
-  void markDone(Collection<String> requestIds, Set<String> stale, String owner);
+  /** Marks each event done by {@code owner}, for the done TTL. */
+  void markDone(String owner, Collection<Marker> markers);
 
-  /** Deletes each id's claim if, and only if, it is still {@code owner}'s processing claim. */
-  void release(Collection<String> requestIds, String owner);
+  /** Deletes each event's claim if, and only if, it is still {@code owner}'s processing claim. */
+  void release(String owner, Collection<EventKey> events);
 
   /**
    * Checks at start what can never fix itself (refused credentials); a layer that is only away
@@ -50,15 +45,16 @@ public interface Dedup extends AutoCloseable {
   static Dedup disabled() {
     return new Dedup() {
       @Override
-      public List<Map<String, Claim>> claim(List<ClaimRequest> requests) {
+      public Map<String, Claim> claim(
+          String owner, Collection<Marker> doneFirst, Collection<EventKey> events) {
         throw new DedupUnavailableException("dedup is disabled", null);
       }
 
       @Override
-      public void markDone(Collection<String> requestIds, Set<String> stale, String owner) {}
+      public void markDone(String owner, Collection<Marker> markers) {}
 
       @Override
-      public void release(Collection<String> requestIds, String owner) {}
+      public void release(String owner, Collection<EventKey> events) {}
 
       @Override
       public boolean enabled() {

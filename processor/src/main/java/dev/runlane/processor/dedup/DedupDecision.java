@@ -17,6 +17,7 @@ public final class DedupDecision {
       case DONE_BY_OTHER, EARLIER_IN_BATCH -> Outcome.DUPLICATE_REDIS;
       case DONE_BY_THIS_TASK -> order == Order.NEWER ? Outcome.APPLY : Outcome.DUPLICATE_REDIS;
       case PROCESSING_BY_OTHER -> Outcome.WAIT;
+      case OTHER_RUN -> Outcome.REUSED;
     };
   }
 

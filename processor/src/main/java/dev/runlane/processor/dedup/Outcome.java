@@ -6,6 +6,8 @@ public enum Outcome {
   DUPLICATE_REDIS("duplicate", "redis"),
   DUPLICATE_STORE("duplicate", "store"),
   STALE("stale", "store"),
+  /** The request id was taken first for another run: dead-lettered as {@code request_id_reused}. */
+  REUSED("reused", "redis"),
   /** Another task holds a live claim: decide again later (bounded by the claim TTL). */
   WAIT("waiting", "redis");
 

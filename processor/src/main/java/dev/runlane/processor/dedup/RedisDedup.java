@@ -11,7 +11,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
@@ -33,8 +32,9 @@ import redis.clients.jedis.util.JedisURIHelper;
  * the done markers they owe; a pipeline of done markers alone; and a compare-and-delete script for
  * releases.
  *
- * <p>After a failure it does not ask Redis again for {@code retryBackoff}, so a dead Redis costs
- * one timeout per backoff period rather than one per batch; state changes are logged once.
+ * <p>After a failure, or an answer slower than {@code slowAfter}, it does not ask Redis again for
+ * {@code retryBackoff}, so a dead or crawling Redis costs one timeout per backoff period rather
+ * than one per batch; state changes are logged once.
  */
 public final class RedisDedup implements Dedup {
   private static final Logger log = LoggerFactory.getLogger(RedisDedup.class);
@@ -47,6 +47,7 @@ public final class RedisDedup implements Dedup {
   private final SetParams claimParams;
   private final SetParams doneParams;
   private final long retryBackoffNanos;
+  private final long slowAfterNanos;
   private final LongSupplier nanoTime;
   private final AtomicBoolean available = new AtomicBoolean(true);
   private final AtomicLong retryAtNanos = new AtomicLong();
@@ -65,6 +66,7 @@ public final class RedisDedup implements Dedup {
     this.claimParams = SetParams.setParams().nx().ex(settings.claimTtl().toSeconds());
     this.doneParams = SetParams.setParams().ex(settings.doneTtl().toSeconds());
     this.retryBackoffNanos = settings.retryBackoff().toNanos();
+    this.slowAfterNanos = settings.slowAfter().toNanos();
     this.nanoTime = nano;
     this.claimTimer = DedupMetrics.redisLatency(registry, "claim");
     this.doneTimer = DedupMetrics.redisLatency(registry, "done");
@@ -128,97 +130,110 @@ public final class RedisDedup implements Dedup {
   }
 
   @Override
-  public List<Map<String, Claim>> claim(List<ClaimRequest> requests) {
+  public Map<String, Claim> claim(
+      String owner, Collection<Marker> doneFirst, Collection<EventKey> events) {
     checkAvailable();
-    List<List<Response<String>>> sets = new ArrayList<>(requests.size());
-    List<List<Response<String>>> gets = new ArrayList<>(requests.size());
-    long start = System.nanoTime();
-    List<Map<String, Claim>> claims = new ArrayList<>(requests.size());
+    List<Response<String>> sets = new ArrayList<>(events.size());
+    List<Response<String>> gets = new ArrayList<>(events.size());
+    long start = nanoTime.getAsLong();
+    Map<String, Claim> claims = new HashMap<>(events.size() * 2);
     try (AbstractPipeline pipeline = client.pipelined()) {
       // First, so that a copy of a decided id in this round trip reads done, not our old claim.
-      for (ClaimRequest request : requests) {
-        setDone(pipeline, request.doneFirst(), request.staleFirst(), request.owner());
-      }
-      for (ClaimRequest request : requests) {
-        String processing = Claim.PROCESSING + request.owner();
-        List<Response<String>> requestSets = new ArrayList<>(request.requestIds().size());
-        List<Response<String>> requestGets = new ArrayList<>(request.requestIds().size());
-        for (String id : request.requestIds()) {
-          String key = key(id);
-          requestSets.add(pipeline.set(key, processing, claimParams));
-          requestGets.add(pipeline.get(key));
-        }
-        sets.add(requestSets);
-        gets.add(requestGets);
+      setDone(pipeline, owner, doneFirst);
+      for (EventKey event : events) {
+        String key = key(event.requestId());
+        sets.add(pipeline.set(key, MarkerValues.processing(owner, event.runId()), claimParams));
+        gets.add(pipeline.get(key));
       }
       pipeline.sync();
       // Per-command errors (READONLY after a failover, OOM under noeviction) surface in get():
       // they mean "Redis cannot answer" like a dead connection does.
-      for (int r = 0; r < requests.size(); r++) {
-        ClaimRequest request = requests.get(r);
-        Map<String, Claim> requestClaims = new HashMap<>(request.requestIds().size() * 2);
-        int i = 0;
-        for (String id : request.requestIds()) {
-          boolean set = "OK".equals(sets.get(r).get(i).get());
-          requestClaims.put(
-              id, set ? Claim.NEW : Claim.fromExisting(gets.get(r).get(i).get(), request.owner()));
-          i++;
-        }
-        claims.add(requestClaims);
+      int i = 0;
+      for (EventKey event : events) {
+        boolean set = "OK".equals(sets.get(i).get());
+        claims.put(
+            event.requestId(),
+            set ? Claim.NEW : MarkerValues.read(gets.get(i).get(), owner, event.runId()));
+        i++;
       }
     } catch (JedisException e) {
       throw unavailable("claim", e);
     }
-    claimTimer.record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
-    recovered();
+    answered("claim", claimTimer, start);
     return claims;
   }
 
   @Override
-  public void markDone(Collection<String> requestIds, Set<String> stale, String owner) {
-    if (requestIds.isEmpty()) {
+  public void markDone(String owner, Collection<Marker> markers) {
+    if (markers.isEmpty()) {
       return;
     }
     checkAvailable();
-    long start = System.nanoTime();
+    long start = nanoTime.getAsLong();
     try (AbstractPipeline pipeline = client.pipelined()) {
-      setDone(pipeline, requestIds, stale, owner);
+      setDone(pipeline, owner, markers);
       pipeline.sync();
     } catch (JedisException e) {
       throw unavailable("done", e);
     }
-    doneTimer.record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
-    recovered();
+    answered("done", doneTimer, start);
   }
 
   @Override
-  public void release(Collection<String> requestIds, String owner) {
-    if (requestIds.isEmpty()) {
+  public void release(String owner, Collection<EventKey> events) {
+    if (events.isEmpty()) {
       return;
     }
     checkAvailable();
-    String processing = Claim.PROCESSING + owner;
-    long start = System.nanoTime();
+    long start = nanoTime.getAsLong();
     // EVAL, not EVALSHA: releases are rare, and EVAL cannot fail with NOSCRIPT after a restart.
     try (AbstractPipeline pipeline = client.pipelined()) {
-      for (String id : requestIds) {
-        pipeline.eval(RELEASE_SCRIPT, List.of(key(id)), List.of(processing));
+      for (EventKey event : events) {
+        pipeline.eval(
+            RELEASE_SCRIPT,
+            List.of(key(event.requestId())),
+            List.of(MarkerValues.processing(owner, event.runId())));
       }
       pipeline.sync();
     } catch (JedisException e) {
       throw unavailable("release", e);
     }
-    releaseTimer.record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
-    recovered();
+    answered("release", releaseTimer, start);
   }
 
-  private void setDone(
-      AbstractPipeline pipeline, Collection<String> requestIds, Set<String> stale, String owner) {
-    String done = Claim.DONE + owner;
-    String doneStale = done + Claim.STALE_SUFFIX;
-    for (String id : requestIds) {
-      pipeline.set(key(id), stale.contains(id) ? doneStale : done, doneParams);
+  private void setDone(AbstractPipeline pipeline, String owner, Collection<Marker> markers) {
+    for (Marker marker : markers) {
+      EventKey event = marker.event();
+      pipeline.set(
+          key(event.requestId()),
+          MarkerValues.done(owner, event.runId(), marker.stale()),
+          doneParams);
     }
+  }
+
+  /**
+   * Records a round trip that Redis answered. One slower than {@code slowAfter} is used, but the
+   * next calls back off as after a failure: a Redis that answers near its timeout would otherwise
+   * hold every batch that long, and enough of them in one transaction pass its timeout, abort it
+   * and repeat (D42).
+   */
+  private void answered(String op, Timer timer, long startNanos) {
+    long took = nanoTime.getAsLong() - startNanos;
+    timer.record(took, java.util.concurrent.TimeUnit.NANOSECONDS);
+    if (took > slowAfterNanos) {
+      retryAtNanos.set(nanoTime.getAsLong() + retryBackoffNanos);
+      if (available.compareAndSet(true, false)) {
+        log.warn(
+            "redis slow: a {} took {} ms, over REDIS_SLOW_MS={}; deciding on the run store alone"
+                + " (degraded) for {} ms before asking again",
+            op,
+            took / 1_000_000,
+            slowAfterNanos / 1_000_000,
+            retryBackoffNanos / 1_000_000);
+      }
+      return;
+    }
+    recovered();
   }
 
   private String key(String requestId) {
@@ -267,11 +282,12 @@ public final class RedisDedup implements Dedup {
       Duration doneTtl,
       Duration timeout,
       Duration retryBackoff,
+      Duration slowAfter,
       Optional<String> username,
       Optional<Secret> password) {
     public static final String DEFAULT_KEY_PREFIX = "runlane:dedup:";
 
-    /** Credentials, if any, from the URI's user info. */
+    /** Credentials, if any, from the URI's user info; slow after half the timeout. */
     public RedisDedupSettings(
         URI uri,
         String keyPrefix,
@@ -286,6 +302,7 @@ public final class RedisDedup implements Dedup {
           doneTtl,
           timeout,
           retryBackoff,
+          timeout.dividedBy(2),
           Optional.empty(),
           Optional.empty());
     }

@@ -20,6 +20,8 @@ public final class ProcessorMetrics {
   public static final String DEGRADED = "runlane.processor.degraded.decisions";
   public static final String REPLAYED = "runlane.processor.replayed";
   public static final String UNKNOWN_MARKERS = "runlane.processor.unknown.markers";
+  public static final String APPLY_FAILURES = "runlane.processor.apply.failures";
+  public static final String REDIS_BUDGET_SPENT = "runlane.processor.redis.budget.spent";
 
   private final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
   private final Counter invalid;
@@ -27,6 +29,9 @@ public final class ProcessorMetrics {
   private final Counter replayedSilent;
   private final Counter unknownMarkers;
   private final Counter replayedMarked;
+  private final Counter applyRetried;
+  private final Counter applyDeadLettered;
+  private final Counter redisBudgetSpent;
   private final Timer endToEnd;
   private final Timer receiveToRead;
   private final DistributionSummary batchSize;
@@ -61,6 +66,22 @@ public final class ProcessorMetrics {
                 "Events whose Redis key held a value that is no runlane marker: decided on the run"
                     + " store alone")
             .register(registry);
+    // An event whose decision threw: tried again from the last commit, then dead-lettered (D43).
+    applyRetried =
+        Counter.builder(APPLY_FAILURES)
+            .description(
+                "Events whose decision threw: retried from the last commit, or dead-lettered as"
+                    + " apply_failed after their last attempt")
+            .tag("result", "retried")
+            .register(registry);
+    applyDeadLettered =
+        Counter.builder(APPLY_FAILURES).tag("result", "dead_lettered").register(registry);
+    redisBudgetSpent =
+        Counter.builder(REDIS_BUDGET_SPENT)
+            .description(
+                "Batches that found their transaction's Redis time spent: decided on the run store"
+                    + " (degrade mode) or left parked for the next transaction (block mode)")
+            .register(registry);
     endToEnd =
         Timer.builder(END_TO_END)
             .description("From the ingress receiving the webhook to the event being applied")
@@ -93,6 +114,14 @@ public final class ProcessorMetrics {
 
   void invalid() {
     invalid.increment();
+  }
+
+  void applyFailed(boolean deadLettered) {
+    (deadLettered ? applyDeadLettered : applyRetried).increment();
+  }
+
+  void redisBudgetSpent() {
+    redisBudgetSpent.increment();
   }
 
   void unknownMarker() {

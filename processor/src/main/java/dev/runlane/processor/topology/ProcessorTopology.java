@@ -31,7 +31,13 @@ public final class ProcessorTopology {
   private ProcessorTopology() {}
 
   public static Topology build(TopologySettings settings, Dedup dedup, ProcessorMetrics metrics) {
-    return build(settings, dedup, metrics, EnvelopeParser.withDefaults(), FaultHook.NONE);
+    return build(
+        settings,
+        dedup,
+        metrics,
+        EnvelopeParser.withDefaults(),
+        FaultHook.NONE,
+        RedisBudget.unbounded());
   }
 
   public static Topology build(
@@ -39,10 +45,11 @@ public final class ProcessorTopology {
       Dedup dedup,
       ProcessorMetrics metrics,
       EnvelopeParser parser,
-      FaultHook faultHook) {
+      FaultHook faultHook,
+      RedisBudget redisBudget) {
     TopicNames topics = settings.topics();
     Topology topology = new Topology();
-    ThreadTasks threadTasks = new ThreadTasks();
+    FailedAttempts failures = new FailedAttempts();
     topology.addSource(
         SOURCE,
         Serdes.String().deserializer(),
@@ -50,7 +57,9 @@ public final class ProcessorTopology {
         topics.webhooks());
     topology.addProcessor(
         PROCESSOR,
-        () -> new RunEventProcessor(settings, parser, dedup, metrics, faultHook, threadTasks),
+        () ->
+            new RunEventProcessor(
+                settings, parser, dedup, metrics, faultHook, failures, redisBudget),
         SOURCE);
     // No record cache for the run store: its working set (every active run) would fill the
     // thread's cache, and the cache evicts from the store being written, so each parked event's

@@ -7,10 +7,11 @@ import dev.runlane.common.generation.Replay;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Claim;
-import dev.runlane.processor.dedup.ClaimRequest;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.DedupDecision;
 import dev.runlane.processor.dedup.DedupUnavailableException;
+import dev.runlane.processor.dedup.EventKey;
+import dev.runlane.processor.dedup.Marker;
 import dev.runlane.processor.dedup.Outcome;
 import dev.runlane.processor.runs.RunHeads;
 import dev.runlane.processor.runs.RunState;
@@ -21,11 +22,12 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.PunctuationType;
@@ -40,9 +42,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Decodes each webhook, parks it in the changelogged pending store, and decides parked events in
  * offset order, a batch at a time, with at most one Redis round trip per batch: the done markers of
- * the batch before ride on its claims (DESIGN §6, D22), and the round trip also carries the claims
- * and markers of the other tasks on the stream thread, which then decide on its answers without a
- * trip of their own (D25).
+ * the batch before ride on its claims (DESIGN §6, D22).
  *
  * <p>Parking instead of deciding in {@code process()} is what makes Redis affordable; keeping the
  * parked events in a changelogged store (not in memory) is what keeps it exactly-once: a commit can
@@ -59,12 +59,16 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    */
   static final int CACHED_RUN_HEADS = 8_192;
 
+  /** Between two attempts to reach Redis in block mode. */
+  private static final Duration BLOCK_RETRY = Duration.ofMillis(100);
+
   private final TopologySettings settings;
   private final EnvelopeParser parser;
   private final Dedup dedup;
   private final ProcessorMetrics metrics;
   private final FaultHook faultHook;
-  private final ThreadTasks threadTasks;
+  private final FailedAttempts failures;
+  private final RedisBudget budget;
 
   private ProcessorContext<String, byte[]> context;
   private KeyValueStore<Long, PendingEvent> pending;
@@ -74,34 +78,20 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   private int parkedSinceDrain;
 
   /**
-   * Ids decided by the last batch, marked done ahead of the next batch's claims, so that a batch
-   * costs one round trip instead of two: at a live rate a batch holds a few events (D22). Until a
-   * marker lands, its id holds this task's {@code processing} claim.
+   * Markers owed for the events the last batch decided, by request id, written ahead of the next
+   * batch's claims so that a batch costs one round trip instead of two: at a live rate a batch
+   * holds a few events (D22). Until a marker lands, its id holds this task's {@code processing}
+   * claim. An id decided again replaces its marker: the latest outcome counts (D40).
    */
-  private final List<String> doneLater = new ArrayList<>();
-
-  /**
-   * Those of {@link #doneLater} decided stale: their markers say so, so that after an abort they
-   * are decided, and listed, again (D40).
-   */
-  private final Set<String> staleLater = new HashSet<>();
-
-  /** Ids parked since the last drain, which a peer's round trip may claim for this task. */
-  private final Set<String> unclaimed = new LinkedHashSet<>();
-
-  /** Claims a peer's round trip took for this task, used (or released) at its next drain. */
-  private final Map<String, Claim> prefetched = new HashMap<>();
-
-  /** When the oldest of {@link #prefetched} was taken, on the taking task's wall clock. */
-  private long prefetchedAtMs;
-
-  /** The processors on this task's stream thread, this one among them. */
-  private ThreadTasks.Group peers;
+  private final Map<String, Marker> doneLater = new LinkedHashMap<>();
 
   private long drains;
 
-  /** The drain in which the oldest id in {@link #doneLater} was queued. */
+  /** The drain in which the oldest of {@link #doneLater} was queued. */
   private long doneLaterDrain;
+
+  /** In block mode, since when Redis has not answered this task (System.nanoTime), or -1. */
+  private long blockedSinceNanos = -1;
 
   RunEventProcessor(
       TopologySettings settings,
@@ -109,13 +99,15 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       Dedup dedup,
       ProcessorMetrics metrics,
       FaultHook faultHook,
-      ThreadTasks threadTasks) {
+      FailedAttempts failures,
+      RedisBudget budget) {
     this.settings = settings;
     this.parser = parser;
     this.dedup = dedup;
     this.metrics = metrics;
     this.faultHook = faultHook;
-    this.threadTasks = threadTasks;
+    this.failures = failures;
+    this.budget = budget;
   }
 
   @Override
@@ -130,8 +122,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     }
     this.runs = context.getStateStore(StoreNames.RUNS);
     // New with every init(): a head cached before the store was rolled back or restored would
-    // decide against a state that no longer exists. Streams 4.4.0 rebuilt a corrupted task with a
-    // new processor (ProcessorIT), but may call init() again on this one (read with javap, D33).
+    // decide against a state that no longer exists. Streams may call init() again on a processor
+    // it revives rather than build a new one (D33).
     this.heads = new RunHeads(CACHED_RUN_HEADS);
     // Stable across restarts and failover; a zombie with the same task id is fenced (DESIGN §6).
     // The task id alone: DEDUP_KEY_PREFIX already separates deployments, and every byte of the
@@ -139,22 +131,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     // A later generation's prefix names it in every marker, so that its tasks never read an older
     // generation's marker as their own (D35).
     this.owner = settings.ownerPrefix() + context.taskId().toString();
-    this.peers = threadTasks.join(this);
-    scheduleDrains();
-  }
-
-  /**
-   * Every task of the thread drains on one grid of batch intervals, so that they drain in the same
-   * pass and the first round trip of the pass carries the claims of all of them (D25).
-   */
-  private void scheduleDrains() {
-    long first =
-        peers.nextDrain(context.currentSystemTimeMs(), settings.batchInterval().toMillis());
-    context.schedule(
-        Instant.ofEpochMilli(first),
-        settings.batchInterval(),
-        PunctuationType.WALL_CLOCK_TIME,
-        now -> drain());
+    context.schedule(settings.batchInterval(), PunctuationType.WALL_CLOCK_TIME, now -> drain());
   }
 
   @Override
@@ -187,9 +164,6 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
             record.timestamp(),
             record.headers(),
             record.value()));
-    if (dedup.enabled() && !rangeOf(offset, record.headers()).storeAlone()) {
-      unclaimed.add(envelope.requestId());
-    }
     if (++parkedSinceDrain >= settings.batchSize()) {
       drain();
     }
@@ -199,13 +173,6 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   private void drain() {
     parkedSinceDrain = 0;
     drains++;
-    if (!prefetched.isEmpty()
-        && context.currentSystemTimeMs() - prefetchedAtMs > settings.batchInterval().toMillis()) {
-      // Taken over a batch interval before this drain (a late drain): ask again rather than lean
-      // on their TTL. Claims this task still holds read back as its own; one behind a waiting
-      // event is held until a later drain reads it back so, or its TTL ends.
-      prefetched.clear();
-    }
     List<KeyValue<Long, PendingEvent>> parked = new ArrayList<>();
     try (KeyValueIterator<Long, PendingEvent> it = pending.all()) {
       while (it.hasNext()) {
@@ -216,219 +183,257 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     // A run with an event that waits keeps all its later events parked, across batches too.
     Set<String> waitingRuns = new HashSet<>();
     for (int from = 0; from < parked.size(); from += max) {
-      decideBatch(parked.subList(from, Math.min(parked.size(), from + max)), waitingRuns);
+      if (!decideBatch(parked.subList(from, Math.min(parked.size(), from + max)), waitingRuns)) {
+        // Block mode, and this transaction's Redis time is spent: the rest stays parked for the
+        // next one, which starts when this commits (D42).
+        context.commit();
+        break;
+      }
     }
-    // Claims a peer took for events whose run waits: give them back, as for a batch's own.
-    releasePrefetched();
     // A marker waits for one drain at most: with nothing to claim since, it goes alone.
-    if (!doneLater.isEmpty() && doneLaterDrain < drains) {
-      List<String> written = flushDone();
-      if (!written.isEmpty()) {
-        faultHook.afterMarkDone(written);
-      }
+    if (!doneLater.isEmpty() && doneLaterDrain < drains && budget.allows()) {
+      flushDone();
     }
-  }
-
-  private void decideBatch(List<KeyValue<Long, PendingEvent>> batch, Set<String> waitingRuns) {
-    Set<String> requestIds = new LinkedHashSet<>();
-    for (KeyValue<Long, PendingEvent> kv : batch) {
-      if (!waitingRuns.contains(kv.value.runId())
-          && !rangeOf(kv.key, kv.value.headers()).storeAlone()) {
-        requestIds.add(kv.value.requestId());
-      }
-    }
-    for (KeyValue<Long, PendingEvent> kv : batch) {
-      unclaimed.remove(kv.value.requestId()); // claimed below, or released as its run waits
-    }
-    Map<String, Claim> claims = new HashMap<>(requestIds.size() * 2);
-    List<String> doneFirst = List.of();
-    List<String> toMarkDone = new ArrayList<>();
-    Set<String> toMarkStale = new HashSet<>();
-    List<String> toRelease = new ArrayList<>();
-    Set<String> decided = new HashSet<>();
-    Map<Outcome, Integer> counts = new EnumMap<>(Outcome.class);
-    int degraded = 0; // decided without Redis's answer
-    try {
-      List<String> toAsk = new ArrayList<>();
-      for (String id : requestIds) {
-        Claim claim = prefetched.remove(id);
-        if (claim != null) {
-          claims.put(id, claim);
-        } else {
-          toAsk.add(id);
-        }
-      }
-      if (!toAsk.isEmpty()) {
-        List<String> markers = List.copyOf(doneLater);
-        if (claimWithPeers(toAsk, markers, Set.copyOf(staleLater), claims)) {
-          doneLater.clear();
-          staleLater.clear();
-          doneFirst = markers;
-        } // else the markers wait for Redis to answer again
-      }
-      if (!doneFirst.isEmpty()) {
-        faultHook.afterMarkDone(doneFirst);
-      }
-      for (KeyValue<Long, PendingEvent> kv : batch) {
-        PendingEvent event = kv.value;
-        if (waitingRuns.contains(event.runId())) {
-          // Keep the run's arrival order behind an event that waits; give back its claim.
-          // (No claim at all if the run was already waiting when the batch was claimed.)
-          Claim skipped = claims.get(event.requestId());
-          if (skipped != null && skipped.releasable()) {
-            toRelease.add(event.requestId());
-          }
-          continue;
-        }
-        Replay.Range range = rangeOf(kv.key, event.headers());
-        Claim claim = range.storeAlone() ? Claim.REPLAY : claims.get(event.requestId());
-        if (claim != Claim.UNAVAILABLE
-            && claim != Claim.REPLAY
-            && !decided.add(event.requestId())) {
-          claim = Claim.EARLIER_IN_BATCH;
-        }
-        RunState.Head current = heads.get(event.runId(), this::storedHead);
-        Outcome outcome =
-            DedupDecision.decide(
-                claim, RunState.order(current, event.createdAt(), event.requestId()));
-        if (outcome == Outcome.WAIT) {
-          waitingRuns.add(event.runId());
-          decided.remove(event.requestId());
-          continue;
-        }
-        act(event, current, outcome, range);
-        pending.delete(kv.key);
-        counts.merge(outcome, 1, Integer::sum);
-        if (claim == Claim.UNAVAILABLE) {
-          degraded++;
-        } else if (claim == Claim.UNKNOWN_MARKER) {
-          metrics.unknownMarker();
-          log.warn(
-              "request_id={} run_id={}: its Redis key holds a value that is no runlane marker;"
-                  + " decided on the run store alone (another deployment sharing"
-                  + " DEDUP_KEY_PREFIX?)",
-              event.requestId(),
-              event.runId());
-        }
-        if (claim.heldByThisTask()) {
-          toMarkDone.add(event.requestId());
-          if (outcome == Outcome.STALE) {
-            toMarkStale.add(event.requestId());
-          } else {
-            toMarkStale.remove(event.requestId());
-          }
-        }
-      }
-      toRelease.removeAll(toMarkDone); // an earlier copy of the id was decided in this batch
-      release(toRelease);
-    } catch (RuntimeException e) {
-      release(claims);
-      throw e;
-    }
-    if (!toMarkDone.isEmpty()) {
-      if (doneLater.isEmpty()) {
-        doneLaterDrain = drains;
-      }
-      doneLater.addAll(toMarkDone);
-      toMarkDone.forEach(staleLater::remove); // decided again: the latest outcome counts
-      staleLater.addAll(toMarkStale);
-    }
-    counts.forEach(metrics::outcome);
-    if (degraded > 0 && dedup.enabled()) {
-      metrics.degraded(degraded);
-    }
-    metrics.batch(batch.size());
   }
 
   /**
-   * Claims this batch's ids into {@code claims}, led by this task's waiting done markers, in one
-   * round trip that also carries what the thread's other tasks have parked since their last drain
-   * and the markers they owe (D25). They decide those events at their own next drain, without a
-   * trip of their own.
+   * Decides one batch by the decision table (DESIGN §6): claim its ids in one round trip, then
+   * decide each event in offset order on its claim and its run's head, then owe the markers.
    *
-   * @return whether Redis answered; if not, every id is {@code UNAVAILABLE}
+   * @return false, having decided nothing, if block mode must wait for the next transaction
    */
-  private boolean claimWithPeers(
-      List<String> requestIds,
-      List<String> doneFirst,
-      Set<String> staleFirst,
-      Map<String, Claim> claims) {
-    if (!dedup.enabled()) {
-      requestIds.forEach(id -> claims.put(id, Claim.UNAVAILABLE));
+  private boolean decideBatch(List<KeyValue<Long, PendingEvent>> batch, Set<String> waitingRuns) {
+    Batch decisions = new Batch(batch, waitingRuns);
+    if (!claim(decisions)) {
       return false;
     }
-    List<ClaimRequest> requests = new ArrayList<>();
-    requests.add(new ClaimRequest(owner, doneFirst, staleFirst, requestIds));
-    List<RunEventProcessor> riders = new ArrayList<>();
-    for (RunEventProcessor peer : peers.members) {
-      if (peer != this && (!peer.unclaimed.isEmpty() || !peer.doneLater.isEmpty())) {
-        riders.add(peer);
-        requests.add(
-            new ClaimRequest(
-                peer.owner,
-                List.copyOf(peer.doneLater),
-                Set.copyOf(peer.staleLater),
-                List.copyOf(peer.unclaimed)));
+    try {
+      if (!decisions.markersWritten.isEmpty()) {
+        faultHook.afterMarkDone(decisions.markersWritten);
+      }
+      for (KeyValue<Long, PendingEvent> kv : batch) {
+        decide(kv.key, kv.value, decisions, waitingRuns);
+      }
+      release(decisions.unused());
+    } catch (RuntimeException e) {
+      release(decisions.held());
+      throw e;
+    }
+    decisions.finish();
+    return true;
+  }
+
+  /** Decides one parked event, or leaves it parked when its run waits. */
+  private void decide(long offset, PendingEvent event, Batch batch, Set<String> waitingRuns) {
+    if (waitingRuns.contains(event.runId())) {
+      return; // keeps the run's arrival order behind an event that waits; its claim goes back
+    }
+    FailedAttempts.Failure failure = failures.exhausted(owner, offset);
+    if (failure != null) {
+      applyFailed(offset, event, failure);
+      return;
+    }
+    Replay.Range range = rangeOf(offset, event.headers());
+    try {
+      faultHook.beforeDecide(event.requestId());
+      Claim claim = batch.claimOf(event, range);
+      RunState.Head current = heads.get(event.runId(), this::storedHead);
+      Outcome outcome =
+          DedupDecision.decide(
+              claim, RunState.order(current, event.createdAt(), event.requestId()));
+      if (outcome == Outcome.WAIT) {
+        waitingRuns.add(event.runId());
+        return;
+      }
+      act(event, current, outcome, range);
+      pending.delete(offset);
+      batch.decided(event, claim, outcome);
+    } catch (KafkaException e) {
+      throw e; // Kafka's own failures (a fenced producer, a closing task) are never the event's
+    } catch (RuntimeException e) {
+      metrics.applyFailed(false);
+      PoisonEventException failed = failures.failed(owner, offset, event.requestId(), e);
+      log.error(
+          "request_id={} run_id={}: {}; the transaction aborts and the event is tried again",
+          event.requestId(),
+          event.runId(),
+          failed.getMessage(),
+          e);
+      throw failed;
+    }
+    failures.settled(owner, offset);
+  }
+
+  /**
+   * One batch's decisions: which run each id was first seen for, the claims Redis answered, and the
+   * markers and counts they leave.
+   */
+  private final class Batch {
+    private final int size;
+
+    /** Each id's run at its first event in the batch whose run does not wait already. */
+    private final Map<String, String> firstRun = new HashMap<>();
+
+    private final List<EventKey> toClaim = new ArrayList<>();
+    private Map<String, Claim> claims = Map.of();
+    private List<String> markersWritten = List.of();
+    private final Set<String> decidedIds = new HashSet<>();
+    private final Map<String, Marker> markers = new LinkedHashMap<>();
+    private final Map<Outcome, Integer> counts = new EnumMap<>(Outcome.class);
+    private int degraded; // decided without Redis's answer
+
+    Batch(List<KeyValue<Long, PendingEvent>> batch, Set<String> waitingRuns) {
+      this.size = batch.size();
+      Set<String> asked = new HashSet<>();
+      for (KeyValue<Long, PendingEvent> kv : batch) {
+        PendingEvent event = kv.value;
+        if (waitingRuns.contains(event.runId())) {
+          continue;
+        }
+        firstRun.putIfAbsent(event.requestId(), event.runId());
+        if (!rangeOf(kv.key, event.headers()).storeAlone() && asked.add(event.requestId())) {
+          toClaim.add(new EventKey(event.requestId(), event.runId()));
+        }
       }
     }
-    List<Map<String, Claim>> answers = claim(requests);
-    if (answers == null) {
-      requestIds.forEach(id -> claims.put(id, Claim.UNAVAILABLE));
-      return false;
+
+    /**
+     * The claim to decide {@code event} with. A request id names one event of one run: a copy that
+     * names another run than the id's first event in the batch is that run's reuse, whatever Redis
+     * says (D41). Otherwise Redis's answer, with a second copy of an id a duplicate of the first,
+     * which holds this task's fresh claim.
+     */
+    Claim claimOf(PendingEvent event, Replay.Range range) {
+      if (!event.runId().equals(firstRun.get(event.requestId()))) {
+        return Claim.OTHER_RUN;
+      }
+      if (range.storeAlone()) {
+        return Claim.REPLAY;
+      }
+      Claim claim = claims.get(event.requestId());
+      if (claim != Claim.UNAVAILABLE && !decidedIds.add(event.requestId())) {
+        return Claim.EARLIER_IN_BATCH;
+      }
+      return claim;
     }
-    claims.putAll(answers.get(0)); // in the caller's hands before a hook can throw
-    // This task's clock: Streams refreshed it for this punctuation or processing loop; a rider's
-    // may date from its last record.
-    long takenAtMs = context.currentSystemTimeMs();
-    for (int i = 0; i < riders.size(); i++) {
-      riders.get(i).rodeAlong(requests.get(i + 1), answers.get(i + 1), takenAtMs);
-    }
-    // Once every rider has its claims in hand: a hook that throws must not strand the others'.
-    for (int i = 1; i < requests.size(); i++) {
-      if (!requests.get(i).doneFirst().isEmpty()) {
-        faultHook.afterMarkDone(requests.get(i).doneFirst());
+
+    void decided(PendingEvent event, Claim claim, Outcome outcome) {
+      counts.merge(outcome, 1, Integer::sum);
+      if (claim == Claim.UNAVAILABLE) {
+        degraded++;
+      } else if (claim == Claim.UNKNOWN_MARKER) {
+        metrics.unknownMarker();
+        log.warn(
+            "request_id={} run_id={}: its Redis key holds a value that is no runlane marker;"
+                + " decided on the run store alone (another deployment sharing"
+                + " DEDUP_KEY_PREFIX?)",
+            event.requestId(),
+            event.runId());
+      }
+      if (claim.heldByThisTask()) {
+        markers.remove(event.requestId());
+        markers.put(
+            event.requestId(),
+            new Marker(new EventKey(event.requestId(), event.runId()), outcome == Outcome.STALE));
       }
     }
+
+    /** The claims this task took and holds, all of which go back if the batch fails. */
+    List<EventKey> held() {
+      List<EventKey> held = new ArrayList<>();
+      for (EventKey key : toClaim) {
+        Claim claim = claims.get(key.requestId());
+        if (claim != null && claim.releasable()) {
+          held.add(key);
+        }
+      }
+      return held;
+    }
+
+    /** The claims taken for events the batch did not decide (their run waits): given back. */
+    List<EventKey> unused() {
+      List<EventKey> unused = held();
+      unused.removeIf(key -> markers.containsKey(key.requestId()));
+      return unused;
+    }
+
+    /** Owes the batch's markers to the next round trip, and counts its decisions. */
+    void finish() {
+      if (!markers.isEmpty()) {
+        if (doneLater.isEmpty()) {
+          doneLaterDrain = drains;
+        }
+        for (Marker marker : markers.values()) {
+          doneLater.remove(marker.requestId()); // decided again: the latest outcome counts
+          doneLater.put(marker.requestId(), marker);
+        }
+      }
+      counts.forEach(metrics::outcome);
+      if (degraded > 0 && dedup.enabled()) {
+        metrics.degraded(degraded);
+      }
+      metrics.batch(size);
+    }
+  }
+
+  /**
+   * Claims the batch's ids in one round trip, led by the done markers this task owes. Every claim
+   * is {@code UNAVAILABLE} when Redis is not asked or does not answer in degrade mode.
+   *
+   * @return false when block mode must wait for the next transaction
+   */
+  private boolean claim(Batch batch) {
+    List<EventKey> events = batch.toClaim;
+    if (events.isEmpty()) {
+      return true;
+    }
+    boolean degrade = settings.redisFailureMode() == RedisFailureMode.DEGRADE;
+    while (dedup.enabled()) {
+      if (!budget.allows()) {
+        metrics.redisBudgetSpent();
+        if (degrade) {
+          break; // decided on the run store alone until the transaction commits
+        }
+        return false;
+      }
+      List<Marker> markers = List.copyOf(doneLater.values());
+      long start = System.nanoTime();
+      try {
+        batch.claims = dedup.claim(owner, markers, events);
+        budget.spend(System.nanoTime() - start);
+        blockedSinceNanos = -1;
+        doneLater.clear();
+        batch.markersWritten = markers.stream().map(Marker::requestId).toList();
+        return true;
+      } catch (DedupUnavailableException e) {
+        budget.spend(System.nanoTime() - start);
+        if (degrade) {
+          break; // the markers wait for Redis to answer again
+        }
+        waitForRedis(e);
+      }
+    }
+    Map<String, Claim> unavailable = new HashMap<>(events.size() * 2);
+    events.forEach(event -> unavailable.put(event.requestId(), Claim.UNAVAILABLE));
+    batch.claims = unavailable;
     return true;
   }
 
   /**
-   * Takes in what a peer's round trip did for this task: claims to decide with, markers written.
+   * Block mode: waits a moment before asking Redis again, or fails the thread once Redis has not
+   * answered for the block timeout, so that its tasks restart from the last commit.
    */
-  private void rodeAlong(ClaimRequest request, Map<String, Claim> claims, long takenAtMs) {
-    if (prefetched.isEmpty()) {
-      prefetchedAtMs = takenAtMs;
+  private void waitForRedis(DedupUnavailableException e) {
+    long now = System.nanoTime();
+    if (blockedSinceNanos < 0) {
+      blockedSinceNanos = now;
     }
-    prefetched.putAll(claims);
-    unclaimed.removeAll(request.requestIds());
-    doneLater.removeAll(request.doneFirst());
-    staleLater.removeAll(request.doneFirst());
-  }
-
-  /**
-   * One claim round trip, or null when Redis does not answer in degrade mode. In block mode it
-   * retries until the block timeout, then fails the thread.
-   */
-  private List<Map<String, Claim>> claim(List<ClaimRequest> requests) {
-    long deadline = System.nanoTime() + settings.redisBlockTimeout().toNanos();
-    while (true) {
-      try {
-        return dedup.claim(requests);
-      } catch (DedupUnavailableException e) {
-        if (settings.redisFailureMode() == RedisFailureMode.DEGRADE) {
-          return null;
-        }
-        if (System.nanoTime() - deadline > 0) {
-          throw new IllegalStateException(
-              "redis unavailable for longer than REDIS_BLOCK_TIMEOUT_SECONDS in block mode", e);
-        }
-        parkOneBackoff();
-      }
+    if (now - blockedSinceNanos > settings.redisBlockTimeout().toNanos()) {
+      throw new IllegalStateException(
+          "redis unavailable for longer than REDIS_BLOCK_TIMEOUT_SECONDS in block mode", e);
     }
-  }
-
-  private static void parkOneBackoff() {
-    java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
+    java.util.concurrent.locks.LockSupport.parkNanos(BLOCK_RETRY.toNanos());
+    budget.spend(BLOCK_RETRY.toNanos());
   }
 
   /**
@@ -452,6 +457,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     switch (outcome) {
       case APPLY -> apply(event, current, range);
       case STALE -> stale(event, current, range);
+      case REUSED -> reused(event, range);
       case DUPLICATE_REDIS, DUPLICATE_STORE ->
           log.debug(
               "duplicate request_id={} run_id={} layer={}",
@@ -527,6 +533,54 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         current.lastCreatedAt());
   }
 
+  /**
+   * A copy of a request id that was taken first for another run: never applied to its own run, as a
+   * request id names one event of one run, and dead-lettered so that nothing is lost (D41).
+   */
+  private void reused(PendingEvent event, Replay.Range range) {
+    deadLetter(
+        event,
+        range,
+        "request_id_reused",
+        "request_id was first decided for another run than " + event.runId());
+  }
+
+  /**
+   * An event whose decision failed {@link FailedAttempts#MAX_ATTEMPTS} times: dead-lettered with
+   * the last failure, so that it stops failing its partition. Its run's later events are decided as
+   * if it never came, which keeps the run moving only forward (G3); re-driven from the DLQ, it is
+   * decided like any late copy (D43).
+   */
+  private void applyFailed(long offset, PendingEvent event, FailedAttempts.Failure failure) {
+    Replay.Range range = rangeOf(offset, event.headers());
+    metrics.applyFailed(true);
+    deadLetter(
+        event,
+        range,
+        "apply_failed",
+        failure.attempts() + " attempts failed; the last: " + failure.lastError());
+    pending.delete(offset);
+    failures.settled(owner, offset);
+  }
+
+  private void deadLetter(PendingEvent event, Replay.Range range, String reason, String detail) {
+    if (!range.emits()) {
+      return; // dead-lettered by the generation that decided it first
+    }
+    Headers headers = output(event.headers(), range);
+    RecordHeaders.put(headers, RecordHeaders.DLQ_REASON, reason);
+    RecordHeaders.put(headers, RecordHeaders.DLQ_DETAIL, detail);
+    context.forward(
+        new Record<>(event.runId(), event.raw(), event.timestamp(), headers),
+        ProcessorTopology.DLQ_SINK);
+    log.warn(
+        "dead-lettered request_id={} run_id={} reason={}: {}",
+        event.requestId(),
+        event.runId(),
+        reason,
+        detail);
+  }
+
   private void toDeadLetters(
       Record<String, byte[]> record, long offset, String reason, String detail) {
     Replay.Range range = rangeOf(offset, record.headers());
@@ -592,20 +646,20 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    * Writes the waiting done markers on their own (nothing to claim since, or the task closes). If
    * Redis does not answer they keep waiting; at most a batch's worth, as no claim is held
    * meanwhile.
-   *
-   * @return the ids written, empty if none
    */
-  private List<String> flushDone() {
-    List<String> ids = List.copyOf(doneLater);
+  private void flushDone() {
+    List<Marker> markers = List.copyOf(doneLater.values());
+    long start = System.nanoTime();
     try {
-      dedup.markDone(ids, Set.copyOf(staleLater), owner);
+      dedup.markDone(owner, markers);
     } catch (DedupUnavailableException e) {
       log.debug("done markers not written yet: {}", e.getMessage());
-      return List.of();
+      return;
+    } finally {
+      budget.spend(System.nanoTime() - start);
     }
     doneLater.clear();
-    staleLater.clear();
-    return ids;
+    faultHook.afterMarkDone(markers.stream().map(Marker::requestId).toList());
   }
 
   /**
@@ -617,17 +671,13 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    */
   @Override
   public void close() {
-    if (peers != null) {
-      peers.members.remove(this);
-    }
-    unclaimed.clear();
     heads = null; // a closed task's heads may be of a transaction that aborts
-    releasePrefetched();
     if (doneLater.isEmpty()) {
       return;
     }
     try {
-      if (flushDone().isEmpty()) {
+      flushDone();
+      if (!doneLater.isEmpty()) {
         log.warn("{} done markers not written at close: Redis did not answer", doneLater.size());
       }
     } catch (RuntimeException e) {
@@ -635,34 +685,18 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     }
   }
 
-  /** Gives back the claims a peer took for this task that no drain used. */
-  private void releasePrefetched() {
-    if (!prefetched.isEmpty()) {
-      release(prefetched);
-      prefetched.clear();
+  /** Gives back claims this task took and did not decide, so that a retry can take them. */
+  private void release(List<EventKey> events) {
+    if (events.isEmpty() || !dedup.enabled() || !budget.allows()) {
+      return; // unreleased, they expire after the claim TTL
     }
-  }
-
-  /** On a failure: give back every claim of the batch that this task took and did not finish. */
-  private void release(Map<String, Claim> claims) {
-    List<String> ours = new ArrayList<>();
-    claims.forEach(
-        (id, claim) -> {
-          if (claim.releasable()) {
-            ours.add(id);
-          }
-        });
-    release(ours);
-  }
-
-  private void release(List<String> requestIds) {
-    if (requestIds.isEmpty() || !dedup.enabled()) {
-      return;
-    }
+    long start = System.nanoTime();
     try {
-      dedup.release(requestIds, owner);
+      dedup.release(owner, events);
     } catch (RuntimeException e) {
       log.warn("claims not released (they expire after the claim TTL): {}", e.toString());
+    } finally {
+      budget.spend(System.nanoTime() - start);
     }
   }
 

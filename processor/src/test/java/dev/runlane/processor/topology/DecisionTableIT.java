@@ -2,10 +2,12 @@ package dev.runlane.processor.topology;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.runlane.common.envelope.EnvelopeParser;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.embedded.EmbeddedRedis;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Dedup;
+import dev.runlane.processor.dedup.MarkerValues;
 import dev.runlane.processor.dedup.RedisDedup;
 import dev.runlane.processor.dedup.RedisDedup.RedisDedupSettings;
 import dev.runlane.processor.runs.RunState;
@@ -41,6 +43,7 @@ class DecisionTableIT {
   private static final String APP = "decision-table";
   private static final String THIS_TASK = "0_0";
   private static final String OTHER_TASK = "0_7";
+  private static final String RUN = "run-1";
   private static final Instant T1 = Instant.parse("2026-11-29T10:00:01Z");
   private static final Instant T2 = Instant.parse("2026-11-29T10:00:02Z");
   private static final Instant T3 = Instant.parse("2026-11-29T10:00:03Z");
@@ -55,6 +58,7 @@ class DecisionTableIT {
   private TestOutputTopic<String, byte[]> events;
   private TestOutputTopic<String, byte[]> stale;
   private TestOutputTopic<String, byte[]> runs;
+  private RedisBudget budget = RedisBudget.unbounded();
 
   @BeforeEach
   void setUp() {
@@ -89,7 +93,14 @@ class DecisionTableIT {
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
     driver =
         new TopologyTestDriver(
-            ProcessorTopology.build(settings, dedup, new ProcessorMetrics(registry)), props);
+            ProcessorTopology.build(
+                settings,
+                dedup,
+                new ProcessorMetrics(registry),
+                EnvelopeParser.withDefaults(),
+                FaultHook.NONE,
+                budget),
+            props);
     input =
         driver.createInputTopic(
             TOPICS.webhooks(), Serdes.String().serializer(), Serdes.ByteArray().serializer());
@@ -182,9 +193,9 @@ class DecisionTableIT {
       assertThat(runState().lastRequestId()).isEqualTo("r1");
       assertThat(count("applied", "store")).isEqualTo(1);
       // The done marker rides on the next batch's claims, or goes alone at the next drain (D22).
-      assertThat(redis.get(prefix + "r1")).isEqualTo("processing:" + THIS_TASK);
+      assertThat(redis.get(prefix + "r1")).isEqualTo(MarkerValues.processing(THIS_TASK, RUN));
       driver.advanceWallClockTime(Duration.ofMillis(10));
-      assertThat(redis.get(prefix + "r1")).isEqualTo("done:" + THIS_TASK);
+      assertThat(redis.get(prefix + "r1")).isEqualTo(MarkerValues.done(THIS_TASK, RUN, false));
     }
 
     @Test
@@ -196,13 +207,13 @@ class DecisionTableIT {
       assertThat(events.readValuesToList()).hasSize(3);
       assertThat(roundTrips("claim")).isEqualTo(3);
       assertThat(roundTrips("done")).isZero();
-      assertThat(redis.get(prefix + "r1")).isEqualTo("done:" + THIS_TASK);
-      assertThat(redis.get(prefix + "r2")).isEqualTo("done:" + THIS_TASK);
-      assertThat(redis.get(prefix + "r3")).isEqualTo("processing:" + THIS_TASK);
+      assertThat(redis.get(prefix + "r1")).isEqualTo(MarkerValues.done(THIS_TASK, RUN, false));
+      assertThat(redis.get(prefix + "r2")).isEqualTo(MarkerValues.done(THIS_TASK, RUN, false));
+      assertThat(redis.get(prefix + "r3")).isEqualTo(MarkerValues.processing(THIS_TASK, RUN));
 
       driver.advanceWallClockTime(Duration.ofMillis(10)); // a drain with nothing to claim
       assertThat(roundTrips("done")).isEqualTo(1);
-      assertThat(redis.get(prefix + "r3")).isEqualTo("done:" + THIS_TASK);
+      assertThat(redis.get(prefix + "r3")).isEqualTo(MarkerValues.done(THIS_TASK, RUN, false));
       driver.advanceWallClockTime(Duration.ofMillis(10));
       assertThat(roundTrips("done")).as("nothing left to write").isEqualTo(1);
     }
@@ -217,7 +228,7 @@ class DecisionTableIT {
       start(EmbeddedRedis.shared().uri(), RedisFailureMode.DEGRADE, 2);
       send("r1", T1);
       driver.advanceWallClockTime(Duration.ofMillis(10)); // decides r1; its marker waits
-      assertThat(redis.get(prefix + "r1")).isEqualTo("processing:" + THIS_TASK);
+      assertThat(redis.get(prefix + "r1")).isEqualTo(MarkerValues.processing(THIS_TASK, RUN));
       send("r2", T2);
       send("r1", T1); // a retry of r1, after a newer event of the run: one batch of two
       assertThat(events.readValuesToList()).hasSize(2);
@@ -231,10 +242,10 @@ class DecisionTableIT {
     void theLastDoneMarkersAreWrittenWhenTheTaskCloses() {
       start();
       send("r1", T1);
-      assertThat(redis.get(prefix + "r1")).isEqualTo("processing:" + THIS_TASK);
+      assertThat(redis.get(prefix + "r1")).isEqualTo(MarkerValues.processing(THIS_TASK, RUN));
       driver.close();
       driver = null;
-      assertThat(redis.get(prefix + "r1")).isEqualTo("done:" + THIS_TASK);
+      assertThat(redis.get(prefix + "r1")).isEqualTo(MarkerValues.done(THIS_TASK, RUN, false));
     }
 
     @Test
@@ -262,7 +273,7 @@ class DecisionTableIT {
       assertThat(count("stale", "store")).isEqualTo(1);
       // Its marker says it was decided stale, so that after an abort it is listed again (D40).
       driver.advanceWallClockTime(Duration.ofMillis(50));
-      assertThat(redis.get(prefix + "r1")).isEqualTo("done:" + THIS_TASK + ":stale");
+      assertThat(redis.get(prefix + "r1")).isEqualTo(MarkerValues.done(THIS_TASK, RUN, true));
     }
   }
 
@@ -287,7 +298,7 @@ class DecisionTableIT {
       assertThat(events.readValuesToList()).hasSize(1);
       assertThat(count("applied", "store")).isEqualTo(1);
       driver.advanceWallClockTime(Duration.ofMillis(50));
-      assertThat(redis.get(prefix + "r1")).isEqualTo("done:" + THIS_TASK);
+      assertThat(redis.get(prefix + "r1")).isEqualTo(MarkerValues.done(THIS_TASK, RUN, false));
     }
 
     @Test
@@ -390,7 +401,7 @@ class DecisionTableIT {
       send("r1", T1);
       assertThat(events.readValuesToList()).hasSize(1);
       driver.advanceWallClockTime(Duration.ofMillis(10));
-      assertThat(redis.get(prefix + "r1")).isEqualTo("done:" + THIS_TASK);
+      assertThat(redis.get(prefix + "r1")).isEqualTo(MarkerValues.done(THIS_TASK, RUN, false));
     }
 
     @Test
@@ -458,6 +469,36 @@ class DecisionTableIT {
     }
   }
 
+  /** A stream thread whose transaction has spent its Redis time (D42). */
+  @Nested
+  class RedisBudgetSpent {
+    @Test
+    void degradeModeDecidesOnTheStoreAloneWithoutAskingRedis() {
+      budget = RedisBudget.perTransaction(Duration.ZERO);
+      start();
+      send("r1", T1);
+      assertThat(events.readValuesToList()).hasSize(1);
+      assertThat(registry.find(ProcessorMetrics.DEGRADED).counter().count()).isEqualTo(1);
+      assertThat(registry.find(ProcessorMetrics.REDIS_BUDGET_SPENT).counter().count()).isEqualTo(1);
+      assertThat(redis.get(prefix + "r1")).as("Redis was not asked").isNull();
+    }
+
+    @Test
+    void blockModeLeavesTheEventParkedUntilTheNextTransaction() {
+      budget = RedisBudget.perTransaction(Duration.ofNanos(1)); // spent by the first round trip
+      start(EmbeddedRedis.shared().uri(), RedisFailureMode.BLOCK);
+      send("r1", T1);
+      assertThat(events.readValuesToList()).hasSize(1);
+      send("r2", T2);
+      assertThat(events.isEmpty()).as("parked, not decided").isTrue();
+      assertThat(registry.find(ProcessorMetrics.REDIS_BUDGET_SPENT).counter().count()).isEqualTo(1);
+      budget.transactionEnded(); // what the stream thread's producer does at a commit
+      driver.advanceWallClockTime(Duration.ofMillis(10));
+      assertThat(events.readValuesToList()).hasSize(1);
+      assertThat(runState().lastRequestId()).isEqualTo("r2");
+    }
+  }
+
   @Nested
   class RedisUnavailable {
     // Nothing listens on port 1: a real, refused connection.
@@ -517,7 +558,8 @@ class DecisionTableIT {
               .untilAsserted(
                   () -> {
                     driver.advanceWallClockTime(Duration.ofMillis(10));
-                    assertThat(ownedClient.get(prefix + "r1")).isEqualTo("done:" + THIS_TASK);
+                    assertThat(ownedClient.get(prefix + "r1"))
+                        .isEqualTo(MarkerValues.done(THIS_TASK, RUN, false));
                   });
           assertThat(ownedClient.get(prefix + "r2")).as("decided without a claim").isNull();
         }
