@@ -11,7 +11,10 @@ public final class EnvelopeException extends Exception {
 
   /** What is wrong with the body. */
   public enum Reason {
-    /** Not JSON: empty, a syntax error, truncated, trailing content, or an ambiguous duplicate. */
+    /**
+     * Not JSON: empty, not UTF-8, a syntax error, truncated, trailing content, or an ambiguous
+     * duplicate.
+     */
     NOT_JSON,
     /** Valid JSON whose root is not an object. */
     NOT_AN_OBJECT,

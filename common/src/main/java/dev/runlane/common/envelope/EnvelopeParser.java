@@ -12,6 +12,9 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import dev.runlane.common.envelope.EnvelopeException.Reason;
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.time.DateTimeException;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -27,7 +30,8 @@ import java.util.Objects;
  * reading, the parser tracks which configured JSON Pointers the current path can still reach (a bit
  * mask per nesting level, no allocation per token) and picks the scalar values at those pointers.
  * Nesting deeper than {@code maxDepth} containers is rejected as it is met. A field present twice
- * (duplicate key) is ambiguous and rejected as {@link Reason#NOT_JSON}.
+ * (duplicate key) is ambiguous and rejected as {@link Reason#NOT_JSON}, and so is a body that is
+ * not well-formed UTF-8.
  *
  * <p>Thread-safe and cheap to share: one instance per process.
  */
@@ -40,6 +44,9 @@ public final class EnvelopeParser {
   public static final int MAX_MAX_DEPTH = 1000;
 
   private static final int MAX_ECHO = 64;
+
+  private static final VarHandle LONGS =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
   private static final int REQUEST_ID = 0;
   private static final int CREATED_AT = 1;
@@ -125,6 +132,17 @@ public final class EnvelopeParser {
    */
   public Envelope parse(byte[] body) throws EnvelopeException {
     Objects.requireNonNull(body, "body");
+    int notUtf8 = firstNonUtf8(body);
+    if (notUtf8 >= 0) {
+      throw new EnvelopeException(
+          Reason.NOT_JSON,
+          null,
+          String.format(
+              Locale.ROOT,
+              "body is not UTF-8 JSON: byte 0x%02X at offset %d",
+              body[notUtf8] & 0xFF,
+              notUtf8));
+    }
     String[] values = new String[names.length];
     byte[] states = new byte[names.length];
     try (JsonParser p = factory.createParser(body)) {
@@ -202,6 +220,76 @@ public final class EnvelopeParser {
       throw new EnvelopeException(
           Reason.NOT_JSON, null, "body has content after the end of the JSON object");
     }
+  }
+
+  /**
+   * The offset of the first byte that is not part of well-formed UTF-8 (RFC 3629, Unicode table
+   * 3-7), or -1 if there is none.
+   *
+   * <p>Checked before Jackson reads the body, because JSON between systems must be UTF-8 (RFC 8259
+   * §8.1) and the raw bytes travel on as the record value, while Jackson accepts others: it guesses
+   * UTF-16 or UTF-32 from a zero byte among the first four (so a zero byte there counts as not
+   * UTF-8 here: raw NUL is never valid JSON), and decodes overlong forms, UTF-8-encoded surrogates
+   * and code points above U+10FFFF without complaint (BadInputAtVolumeIT sent each of them, and
+   * each was accepted and written to the topic).
+   */
+  static int firstNonUtf8(byte[] b) {
+    int n = b.length;
+    for (int i = 0; i < Math.min(4, n); i++) {
+      if (b[i] == 0) {
+        return i;
+      }
+    }
+    int i = 0;
+    while (i < n) {
+      if (i + 8 <= n && ((long) LONGS.get(b, i) & 0x8080808080808080L) == 0) {
+        i += 8; // eight ASCII bytes
+        continue;
+      }
+      int c = b[i] & 0xFF;
+      if (c < 0x80) {
+        i++;
+        continue;
+      }
+      int length;
+      int low = 0x80; // the range of the second byte; the others are always 0x80-0xBF
+      int high = 0xBF;
+      if (c < 0xC2) {
+        return i; // a continuation byte, or the lead of an overlong two-byte form
+      } else if (c < 0xE0) {
+        length = 2;
+      } else if (c < 0xF0) {
+        length = 3;
+        if (c == 0xE0) {
+          low = 0xA0; // overlong
+        } else if (c == 0xED) {
+          high = 0x9F; // a surrogate
+        }
+      } else if (c < 0xF5) {
+        length = 4;
+        if (c == 0xF0) {
+          low = 0x90; // overlong
+        } else if (c == 0xF4) {
+          high = 0x8F; // above U+10FFFF
+        }
+      } else {
+        return i;
+      }
+      if (i + length > n) {
+        return i;
+      }
+      int second = b[i + 1] & 0xFF;
+      if (second < low || second > high) {
+        return i;
+      }
+      for (int k = 2; k < length; k++) {
+        if ((b[i + k] & 0xC0) != 0x80) {
+          return i;
+        }
+      }
+      i += length;
+    }
+    return -1;
   }
 
   private int matchProperty(int mask, int depth, String name) {

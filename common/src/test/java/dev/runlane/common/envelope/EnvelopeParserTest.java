@@ -170,6 +170,70 @@ class EnvelopeParserTest {
     assertThat(e.reason()).isEqualTo(Reason.NOT_JSON);
   }
 
+  /** Jackson decodes each of these without complaint; JSON between systems is UTF-8 only. */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "overlong '/' in data, c0af",
+    "overlong NUL in request_id, c080",
+    "overlong three-byte form, e08080",
+    "overlong four-byte form, f08f8080",
+    "UTF-8-encoded surrogate, eda080",
+    "code point above U+10FFFF, f4908080",
+    "lone continuation byte, 80",
+    "truncated sequence, e282",
+    "byte never in UTF-8, ff"
+  })
+  void rejectsBytesThatAreNotWellFormedUtf8(String name, String hex) {
+    byte[] bad = java.util.HexFormat.of().parseHex(hex);
+    byte[] body =
+        spliced(
+            "{\"request_id\":\"r^\",\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}",
+            bad);
+
+    EnvelopeException e = catchThrowableOfType(EnvelopeException.class, () -> parser.parse(body));
+
+    assertThat(e.reason()).isEqualTo(Reason.NOT_JSON);
+    assertThat(e.getMessage())
+        .isEqualTo(
+            String.format("body is not UTF-8 JSON: byte 0x%02X at offset 16", bad[0] & 0xFF));
+  }
+
+  /** Jackson would read these as UTF-16 or UTF-32 from their zero bytes, and accept them. */
+  @ParameterizedTest
+  @ValueSource(strings = {"UTF-16LE", "UTF-16BE", "UTF-16", "UTF-32BE", "UTF-32LE"})
+  void rejectsJsonInAnotherEncoding(String charset) {
+    byte[] body = VALID.getBytes(java.nio.charset.Charset.forName(charset));
+
+    assertThat(reasonOf(body)).isEqualTo(Reason.NOT_JSON);
+  }
+
+  @Test
+  void acceptsEveryWellFormedUtf8Length() throws EnvelopeException {
+    String text =
+        "\u00e9 \u20ac \ud83d\ude00 \u007f \u0080 \u07ff \u0800 \uffff \ud800\udc00 \udbff\udfff";
+    byte[] body =
+        bytes(
+            "{\"request_id\":\"r-"
+                + text
+                + "\",\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}");
+
+    assertThat(parser.parse(body).requestId()).isEqualTo("r-" + text);
+    assertThat(EnvelopeParser.firstNonUtf8(bytes("x".repeat(17) + text + "y".repeat(9))))
+        .isEqualTo(-1);
+  }
+
+  @Test
+  void acceptsAUtf8ByteOrderMark() throws EnvelopeException {
+    byte[] json = bytes(VALID);
+    byte[] body = new byte[json.length + 3];
+    body[0] = (byte) 0xEF;
+    body[1] = (byte) 0xBB;
+    body[2] = (byte) 0xBF;
+    System.arraycopy(json, 0, body, 3, json.length);
+
+    assertThat(parser.parse(body).requestId()).isEqualTo("req-1");
+  }
+
   @Test
   void rejectsDuplicateRequestIdAsAmbiguous() {
     EnvelopeException e =
@@ -345,6 +409,23 @@ class EnvelopeParserTest {
 
   private Reason reasonOf(String body) {
     return failure(body).reason();
+  }
+
+  private Reason reasonOf(byte[] body) {
+    EnvelopeException e = catchThrowableOfType(EnvelopeException.class, () -> parser.parse(body));
+    assertThat(e).as("expected a failure").isNotNull();
+    return e.reason();
+  }
+
+  /** {@code text} as UTF-8 with {@code bytes} in place of its {@code ^}. */
+  private static byte[] spliced(String text, byte[] bytes) {
+    byte[] t = bytes(text);
+    int at = text.indexOf('^');
+    byte[] out = new byte[t.length - 1 + bytes.length];
+    System.arraycopy(t, 0, out, 0, at);
+    System.arraycopy(bytes, 0, out, at, bytes.length);
+    System.arraycopy(t, at + 1, out, at + bytes.length, t.length - at - 1);
+    return out;
   }
 
   private EnvelopeException failure(String body) {
