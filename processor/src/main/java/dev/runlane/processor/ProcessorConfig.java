@@ -9,6 +9,7 @@ import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.kafka.TopicPolicy;
 import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.processor.dedup.RedisDedup.RedisDedupSettings;
+import dev.runlane.processor.topology.TopologySettings;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -46,6 +47,8 @@ public record ProcessorConfig(
     int batchSize,
     Duration batchInterval,
     Duration commitInterval,
+    Duration reorderWindow,
+    int reorderMaxHeld,
     Duration sessionTimeout,
     String processingGuarantee,
     boolean transactionalStateStores,
@@ -120,6 +123,14 @@ public record ProcessorConfig(
             // Output is visible to read_committed readers only at commits: the interval is the
             // floor of end-to-end latency. 50 ms instead of 100 costs no throughput (D18).
             r.millis("PROCESSOR_COMMIT_INTERVAL_MS", 50, 10, 60_000),
+            // Off by default: a window delays every applied event by its length, and only
+            // consumers that need every transition in order want that. At most 5 s, so that a
+            // stopping generation releases what it holds within the tools' 10 s quiet period
+            // (D46).
+            r.duration(
+                "PROCESSOR_REORDER_WINDOW", Duration.ZERO, Duration.ZERO, Duration.ofSeconds(5)),
+            r.integer(
+                "PROCESSOR_REORDER_MAX_HELD", TopologySettings.DEFAULT_MAX_HELD, 1, 1_000_000),
             r.millis("PROCESSOR_SESSION_TIMEOUT_MS", 6000, 1000, 300_000),
             r.string("PROCESSING_GUARANTEE", "exactly_once_v2"),
             // Under exactly-once, a task that crashed is wiped and restored from its changelog
@@ -239,6 +250,8 @@ public record ProcessorConfig(
         batchSize,
         batchInterval,
         commitInterval,
+        reorderWindow,
+        reorderMaxHeld,
         sessionTimeout,
         processingGuarantee,
         transactionalStateStores,

@@ -140,7 +140,10 @@ class BadInputAtVolumeIT {
 
       // Every bad record in the DLQ, once, with its reason and its bytes (or, over the limit, a
       // reference to where they stay).
-      await().atMost(Duration.ofSeconds(30)).until(dlq::caughtUp);
+      // Decided is not yet committed: wait for the records, not just for the readers' ends.
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> dlq.caughtUp() && dlq.records.size() >= bad);
       Map<String, List<ConsumerRecord<String, byte[]>>> dead =
           dlq.records.stream().collect(Collectors.groupingBy(r -> header(r, ID_HEADER)));
       List<Rec> expectedDead = plan.stream().filter(r -> r.reason != null).toList();
@@ -166,8 +169,10 @@ class BadInputAtVolumeIT {
       }
 
       // Every valid event applied once, in sume.events exactly as written; its copies not at all.
-      await().atMost(Duration.ofSeconds(30)).until(events::caughtUp);
       List<Rec> valid = plan.stream().filter(r -> r.requestId != null && !r.copy).toList();
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> events.caughtUp() && events.records.size() >= WARM_UP + valid.size());
       Map<String, List<ConsumerRecord<String, byte[]>>> applied =
           events.records.stream().collect(Collectors.groupingBy(r -> header(r, "request_id")));
       Set<String> expectedApplied = new HashSet<>();

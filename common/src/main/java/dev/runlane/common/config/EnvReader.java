@@ -128,6 +128,43 @@ public final class EnvReader {
     return Duration.ofMillis(number(name, defMillis, min, max, "a number of milliseconds"));
   }
 
+  /**
+   * A duration written with its unit, {@code 500ms}, {@code 2s} or {@code 1m} ({@code 0} needs
+   * none), in {@code [min, max]}; {@code def} when unset or invalid.
+   */
+  public Duration duration(String name, Duration def, Duration min, Duration max) {
+    String v = raw(name);
+    if (v == null) {
+      return def;
+    }
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("(\\d{1,9})(ms|s|m)?").matcher(v.trim());
+    if (m.matches() && (m.group(2) != null || Long.parseLong(m.group(1)) == 0)) {
+      long n = Long.parseLong(m.group(1));
+      Duration d =
+          m.group(2) == null
+              ? Duration.ZERO
+              : switch (m.group(2)) {
+                case "ms" -> Duration.ofMillis(n);
+                case "s" -> Duration.ofSeconds(n);
+                default -> Duration.ofMinutes(n);
+              };
+      if (d.compareTo(min) >= 0 && d.compareTo(max) <= 0) {
+        return d;
+      }
+    }
+    problem(
+        name
+            + "="
+            + quote(v)
+            + " is not a duration between "
+            + min.toMillis()
+            + "ms and "
+            + max.toMillis()
+            + "ms (write it with its unit: 500ms, 2s, 1m; or 0)");
+    return def;
+  }
+
   private long number(String name, long def, long min, long max, String what) {
     String v = raw(name);
     if (v == null) {

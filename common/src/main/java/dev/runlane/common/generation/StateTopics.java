@@ -12,6 +12,12 @@ public final class StateTopics {
   /** Input offset (a long, big-endian) to the decoded event, parked until it is decided. */
   public static final String PENDING_STORE = "pending-events";
 
+  /**
+   * Input offset to the decoded event, like {@link #PENDING_STORE}, for events a reorder window
+   * holds: decided, not yet applied (D46).
+   */
+  public static final String HELD_STORE = "held-events";
+
   private StateTopics() {}
 
   /** The changelog topic of {@code store} in application {@code applicationId}. */
@@ -25,5 +31,9 @@ public final class StateTopics {
 
   public static String pendingChangelog(String applicationId) {
     return changelog(applicationId, PENDING_STORE);
+  }
+
+  public static String heldChangelog(String applicationId) {
+    return changelog(applicationId, HELD_STORE);
   }
 }

@@ -19,6 +19,31 @@ class EnvReaderTest {
   }
 
   @Test
+  void readsDurationsWrittenWithTheirUnit() {
+    Duration max = Duration.ofMinutes(1);
+    EnvReader env =
+        new EnvReader(Map.of("A", "500ms", "B", "2s", "C", "1m", "D", "0", "E", "5", "F", "2m"));
+    assertThat(env.duration("A", Duration.ZERO, Duration.ZERO, max))
+        .isEqualTo(Duration.ofMillis(500));
+    assertThat(env.duration("B", Duration.ZERO, Duration.ZERO, max))
+        .isEqualTo(Duration.ofSeconds(2));
+    assertThat(env.duration("C", Duration.ZERO, Duration.ZERO, max))
+        .isEqualTo(Duration.ofMinutes(1));
+    assertThat(env.duration("D", Duration.ofSeconds(3), Duration.ZERO, max)).isZero();
+    assertThat(env.duration("UNSET", Duration.ofSeconds(3), Duration.ZERO, max))
+        .isEqualTo(Duration.ofSeconds(3));
+    assertThat(env.problems()).isEmpty();
+    env.duration("E", Duration.ZERO, Duration.ZERO, max);
+    env.duration("F", Duration.ZERO, Duration.ZERO, max);
+    assertThat(env.problems())
+        .containsExactly(
+            "E='5' is not a duration between 0ms and 60000ms (write it with its unit: 500ms, 2s,"
+                + " 1m; or 0)",
+            "F='2m' is not a duration between 0ms and 60000ms (write it with its unit: 500ms, 2s,"
+                + " 1m; or 0)");
+  }
+
+  @Test
   void readsTypedValues() {
     EnvReader env =
         new EnvReader(

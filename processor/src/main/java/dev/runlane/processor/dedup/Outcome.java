@@ -8,6 +8,11 @@ public enum Outcome {
   STALE("stale", "store"),
   /** The request id was taken first for another run: dead-lettered as {@code request_id_reused}. */
   REUSED("reused", "redis"),
+  /**
+   * Newer than its run's state, held by the reorder window to be applied later in order with what
+   * arrives meanwhile (D46). Never returned by the decision table: an APPLY the window defers.
+   */
+  HELD("held", "store"),
   /** Another task holds a live claim: decide again later (bounded by the claim TTL). */
   WAIT("waiting", "redis");
 

@@ -22,6 +22,7 @@ public final class ProcessorMetrics {
   public static final String UNKNOWN_MARKERS = "runlane.processor.unknown.markers";
   public static final String APPLY_FAILURES = "runlane.processor.apply.failures";
   public static final String REDIS_BUDGET_SPENT = "runlane.processor.redis.budget.spent";
+  public static final String REORDER = "runlane.processor.reorder.events";
 
   private final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
   private final Counter invalid;
@@ -32,6 +33,9 @@ public final class ProcessorMetrics {
   private final Counter applyRetried;
   private final Counter applyDeadLettered;
   private final Counter redisBudgetSpent;
+  private final Counter released;
+  private final Counter releasedEarly;
+  private final Counter late;
   private final Timer endToEnd;
   private final Timer receiveToRead;
   private final DistributionSummary batchSize;
@@ -82,6 +86,16 @@ public final class ProcessorMetrics {
                 "Batches that found their transaction's Redis time spent: decided on the run store"
                     + " (degrade mode) or left parked for the next transaction (block mode)")
             .register(registry);
+    // The reorder window (D46): held is runlane_processor_events_total{outcome="held"}.
+    released =
+        Counter.builder(REORDER)
+            .description(
+                "Held events applied: after their window, early (over the cap on held events), or"
+                    + " late (arrived older than their run's applied state, so stale)")
+            .tag("event", "released")
+            .register(registry);
+    releasedEarly = Counter.builder(REORDER).tag("event", "released_early").register(registry);
+    late = Counter.builder(REORDER).tag("event", "late").register(registry);
     endToEnd =
         Timer.builder(END_TO_END)
             .description("From the ingress receiving the webhook to the event being applied")
@@ -118,6 +132,14 @@ public final class ProcessorMetrics {
 
   void applyFailed(boolean deadLettered) {
     (deadLettered ? applyDeadLettered : applyRetried).increment();
+  }
+
+  void released(boolean early, int events) {
+    (early ? releasedEarly : released).increment(events);
+  }
+
+  void late() {
+    late.increment();
   }
 
   void redisBudgetSpent() {

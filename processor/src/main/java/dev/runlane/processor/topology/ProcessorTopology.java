@@ -51,10 +51,7 @@ public final class ProcessorTopology {
     Topology topology = new Topology();
     FailedAttempts failures = new FailedAttempts();
     topology.addSource(
-        SOURCE,
-        Serdes.String().deserializer(),
-        Serdes.ByteArray().deserializer(),
-        topics.webhooks());
+        SOURCE, new Utf8Keys(), Serdes.ByteArray().deserializer(), topics.webhooks());
     topology.addProcessor(
         PROCESSOR,
         () ->
@@ -81,6 +78,16 @@ public final class ProcessorTopology {
                 Serdes.Long(),
                 new PendingEvent.PendingEventSerde())
             .withCachingEnabled()
+            .withLoggingEnabled(PENDING_CHANGELOG),
+        PROCESSOR);
+    // Held events are decided ones waiting for their reorder window (D46): in RocksDB, off the
+    // heap, as a window can hold many bodies; changelogged so that they are exactly-once.
+    topology.addStateStore(
+        Stores.keyValueStoreBuilder(
+                Stores.persistentKeyValueStore(StoreNames.HELD),
+                Serdes.Long(),
+                new PendingEvent.PendingEventSerde())
+            .withCachingDisabled()
             .withLoggingEnabled(PENDING_CHANGELOG),
         PROCESSOR);
     addSink(topology, EVENTS_SINK, topics.events());

@@ -5,6 +5,7 @@ import dev.runlane.common.envelope.EnvelopeException;
 import dev.runlane.common.envelope.EnvelopeParser;
 import dev.runlane.common.generation.Replay;
 import dev.runlane.common.kafka.RecordHeaders;
+import dev.runlane.common.kafka.TopicEnsurer;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Claim;
 import dev.runlane.processor.dedup.Dedup;
@@ -59,6 +60,13 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    */
   static final int CACHED_RUN_HEADS = 8_192;
 
+  /**
+   * Input headers past this would not fit our outputs once we add ours: records are sized for a
+   * body plus {@link TopicEnsurer#RECORD_OVERHEAD_BYTES}. Such a record goes the way of a body that
+   * is too large, rather than fail the producer and the stream thread with it.
+   */
+  static final int MAX_HEADER_BYTES = TopicEnsurer.RECORD_OVERHEAD_BYTES * 3 / 4;
+
   /** Between two attempts to reach Redis in block mode. */
   private static final Duration BLOCK_RETRY = Duration.ofMillis(100);
 
@@ -74,6 +82,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   private KeyValueStore<Long, PendingEvent> pending;
   private KeyValueStore<String, byte[]> runs;
   private RunHeads heads;
+  private ReorderBuffer held; // null without a reorder window
   private String owner;
   private int parkedSinceDrain;
 
@@ -121,6 +130,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
           context.taskId());
     }
     this.runs = context.getStateStore(StoreNames.RUNS);
+    this.held =
+        settings.reorders() ? new ReorderBuffer(context.getStateStore(StoreNames.HELD)) : null;
     // New with every init(): a head cached before the store was rolled back or restored would
     // decide against a state that no longer exists. Streams may call init() again on a processor
     // it revives rather than build a new one (D33).
@@ -137,7 +148,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   @Override
   public void process(Record<String, byte[]> record) {
     metrics.read(record.headers());
-    if (record.value() != null && record.value().length > settings.maxBodyBytes()) {
+    if ((record.value() != null && record.value().length > settings.maxBodyBytes())
+        || headerBytes(record.headers()) > MAX_HEADER_BYTES) {
       tooLarge(record);
       return;
     }
@@ -151,7 +163,13 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     }
     if (!envelope.runId().equals(record.key())) {
       // The key decides the partition, so the run's order guard lives with the key's partition.
-      toDeadLetters(record, offset, "key_mismatch", "record key is not the envelope's run id");
+      toDeadLetters(
+          record,
+          offset,
+          "key_mismatch",
+          record.key() == null
+              ? "record key is missing or not UTF-8; the envelope's run id is " + envelope.runId()
+              : "record key is not the envelope's run id");
       return;
     }
     pending.put(
@@ -188,6 +206,16 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         // next one, which starts when this commits (D42).
         context.commit();
         break;
+      }
+    }
+    if (held != null) {
+      if (parked.isEmpty()) {
+        // Nothing arrives to move this task's time on: release by the wall clock, so that an
+        // idle partition does not hold its events for ever (D46).
+        releaseDue(context.currentSystemTimeMs());
+      }
+      while (held.size() > settings.maxHeld()) {
+        release(held.releaseEarliest(), true);
       }
     }
     // A marker waits for one drain at most: with nothing to claim since, it goes alone.
@@ -233,6 +261,11 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       applyFailed(offset, event, failure);
       return;
     }
+    if (held != null) {
+      // What was due when this event arrived goes first, as it would have gone had the task
+      // decided at that instant: the records' own times decide, so a replay decides the same.
+      releaseDue(event.timestamp());
+    }
     Replay.Range range = rangeOf(offset, event.headers());
     try {
       faultHook.beforeDecide(event.requestId());
@@ -244,6 +277,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       if (outcome == Outcome.WAIT) {
         waitingRuns.add(event.runId());
         return;
+      }
+      if (held != null) {
+        outcome = window(offset, event, outcome);
       }
       act(event, current, outcome, range);
       pending.delete(offset);
@@ -262,6 +298,48 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       throw failed;
     }
     failures.settled(owner, offset);
+  }
+
+  /**
+   * With a reorder window, an event to apply is held instead, unless this very event is held
+   * already (a duplicate, caught by the store); one older than its run's state came too late for
+   * the window and is stale, as without one (D46).
+   */
+  private Outcome window(long offset, PendingEvent event, Outcome outcome) {
+    if (outcome == Outcome.STALE) {
+      metrics.late();
+      return outcome;
+    }
+    if (outcome != Outcome.APPLY) {
+      return outcome;
+    }
+    if (held.holds(event)) {
+      return Outcome.DUPLICATE_STORE;
+    }
+    held.hold(offset, event);
+    return Outcome.HELD;
+  }
+
+  /** Releases every held event that arrived at least a window before {@code nowMs}. */
+  private void releaseDue(long nowMs) {
+    long dueBefore = nowMs - settings.reorderWindow().toMillis();
+    while (held.earliestArrival() <= dueBefore) {
+      release(held.releaseEarliest(), false);
+    }
+  }
+
+  /**
+   * Applies released events, oldest first. Each is newer than its run's state: it was when held,
+   * and a run's older held events are released with or before it.
+   */
+  private void release(List<ReorderBuffer.Held> events, boolean early) {
+    for (ReorderBuffer.Held h : events) {
+      PendingEvent event = h.event();
+      RunState.Head current = heads.get(event.runId(), this::storedHead);
+      apply(event, current, rangeOf(h.offset(), event.headers()));
+    }
+    metrics.outcome(Outcome.APPLY, events.size());
+    metrics.released(early, events.size());
   }
 
   /**
@@ -458,6 +536,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       case APPLY -> apply(event, current, range);
       case STALE -> stale(event, current, range);
       case REUSED -> reused(event, range);
+      case HELD -> {} // applied when released
       case DUPLICATE_REDIS, DUPLICATE_STORE ->
           log.debug(
               "duplicate request_id={} run_id={} layer={}",
@@ -612,7 +691,11 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       metrics.replayed(false);
       return;
     }
-    Headers headers = output(record.headers(), range);
+    int bodyBytes = record.value() == null ? 0 : record.value().length;
+    int headerBytes = headerBytes(record.headers());
+    boolean headersFit = headerBytes <= MAX_HEADER_BYTES;
+    Headers headers = output(headersFit ? record.headers() : null, range);
+    String where = metadata.topic() + "-" + metadata.partition() + "@" + metadata.offset();
     RecordHeaders.put(headers, RecordHeaders.DLQ_REASON, "too_large");
     RecordHeaders.put(
         headers,
@@ -621,25 +704,29 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     RecordHeaders.put(
         headers,
         RecordHeaders.DLQ_DETAIL,
-        record.value().length
-            + " bytes > PROCESSOR_MAX_BODY_BYTES="
-            + settings.maxBodyBytes()
-            + "; the body stays at "
-            + metadata.topic()
-            + "-"
-            + metadata.partition()
-            + "@"
-            + metadata.offset());
+        (headersFit
+                ? bodyBytes + " bytes > PROCESSOR_MAX_BODY_BYTES=" + settings.maxBodyBytes()
+                : headerBytes + " bytes of headers > " + MAX_HEADER_BYTES + " (not copied)")
+            + "; the record stays at "
+            + where);
     metrics.invalid();
     context.forward(
         new Record<String, byte[]>(record.key(), null, record.timestamp(), headers),
         ProcessorTopology.DLQ_SINK);
     log.warn(
-        "dead-lettered a reference to a {}-byte record at {}-{}@{} (over the body limit)",
-        record.value().length,
-        metadata.topic(),
-        metadata.partition(),
-        metadata.offset());
+        "dead-lettered a reference to a record of {} body and {} header bytes at {} (over the"
+            + " limits)",
+        bodyBytes,
+        headerBytes,
+        where);
+  }
+
+  private static int headerBytes(Headers headers) {
+    int bytes = 0;
+    for (org.apache.kafka.common.header.Header h : headers) {
+      bytes += h.key().length() + (h.value() == null ? 0 : h.value().length);
+    }
+    return bytes;
   }
 
   /**

@@ -10,6 +10,9 @@ public final class StoreNames {
   /** Input offset to decoded event, parked until its batch is decided. */
   public static final String PENDING = StateTopics.PENDING_STORE;
 
+  /** Input offset to decoded event, held by the reorder window until its release (D46). */
+  public static final String HELD = StateTopics.HELD_STORE;
+
   private StoreNames() {}
 
   /** The changelog topic of {@code store} in application {@code applicationId}. */

@@ -13,6 +13,9 @@ import java.time.Duration;
  * @param topics the topics, with {@code webhooks} the generation's input
  * @param ownerPrefix what the tasks put before their task id in Redis markers (D35)
  * @param replay the ranges a replaying generation re-derives, or null
+ * @param reorderWindow how long an event is held to be applied in order with those that arrive
+ *     after it; zero holds nothing (D46)
+ * @param maxHeld the most events a task holds; past it, the earliest-arrived are released early
  */
 public record TopologySettings(
     TopicNames topics,
@@ -22,7 +25,9 @@ public record TopologySettings(
     Duration redisBlockTimeout,
     int maxBodyBytes,
     String ownerPrefix,
-    Replay replay) {
+    Replay replay,
+    Duration reorderWindow,
+    int maxHeld) {
 
   /** Generation 0's settings: no owner prefix, no replay. */
   public TopologySettings(
@@ -40,8 +45,13 @@ public record TopologySettings(
         redisBlockTimeout,
         maxBodyBytes,
         "",
-        null);
+        null,
+        Duration.ZERO,
+        DEFAULT_MAX_HELD);
   }
+
+  /** The cap on held events per task unless PROCESSOR_REORDER_MAX_HELD says otherwise. */
+  public static final int DEFAULT_MAX_HELD = 10_000;
 
   public static TopologySettings from(ProcessorConfig config) {
     return from(config, Generation.initial(config.applicationId(), config.topics().webhooks()));
@@ -58,7 +68,9 @@ public record TopologySettings(
         config.redisBlockTimeout(),
         config.maxBodyBytes(),
         generation.ownerPrefix(),
-        generation.replay());
+        generation.replay(),
+        config.reorderWindow(),
+        config.reorderMaxHeld());
   }
 
   /**
@@ -66,6 +78,10 @@ public record TopologySettings(
    * later generation's does (generation 0's owner prefix is empty), so generation 0 never looks for
    * their header.
    */
+  boolean reorders() {
+    return !reorderWindow.isZero();
+  }
+
   boolean readsCopies() {
     return !ownerPrefix.isEmpty();
   }
