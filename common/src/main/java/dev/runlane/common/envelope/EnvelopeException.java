@@ -12,8 +12,8 @@ public final class EnvelopeException extends Exception {
   /** What is wrong with the body. */
   public enum Reason {
     /**
-     * Not JSON: empty, not UTF-8, a syntax error, truncated, trailing content, or an ambiguous
-     * duplicate.
+     * Not JSON: empty, not UTF-8, a syntax error, truncated, trailing content, an ambiguous
+     * duplicate, or a field that is not Unicode text (an escaped lone surrogate).
      */
     NOT_JSON,
     /** Valid JSON whose root is not an object. */

@@ -396,7 +396,7 @@ public final class EnvelopeParser {
           throw new EnvelopeException(
               Reason.WRONG_TYPE, names[t], "field " + names[t] + " is an empty string");
         }
-        return values[t];
+        return requireUnicode(t, values[t]);
       case DUPLICATE:
         throw duplicate(t);
       default:
@@ -413,7 +413,7 @@ public final class EnvelopeParser {
       case NULL:
         return null;
       case STRING:
-        return values[t].isEmpty() ? null : values[t];
+        return values[t].isEmpty() ? null : requireUnicode(t, values[t]);
       case DUPLICATE:
         throw duplicate(t);
       default:
@@ -422,6 +422,33 @@ public final class EnvelopeParser {
             names[t],
             "field " + names[t] + " must be a string but is " + values[t]);
     }
+  }
+
+  /**
+   * Refuses a field value with an unpaired surrogate. The body is checked to be UTF-8 before it is
+   * read, but an escaped lone surrogate ({@code \\ud800}) is valid UTF-8 and JSON, and Jackson
+   * decodes it into an unpaired surrogate. Such a value has no UTF-8 form: written as the Kafka key
+   * (the run id), a record header or a Redis key, each unpaired surrogate becomes '?', so distinct
+   * ids collide, and the processor dead-letters the record as key_mismatch (the key it reads is not
+   * the run id it parses) after the ingress accepted it.
+   */
+  private String requireUnicode(int t, String value) throws EnvelopeException {
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (Character.isSurrogate(c)) {
+        if (Character.isHighSurrogate(c)
+            && i + 1 < value.length()
+            && Character.isLowSurrogate(value.charAt(i + 1))) {
+          i++;
+        } else {
+          throw new EnvelopeException(
+              Reason.NOT_JSON,
+              names[t],
+              "field " + names[t] + " is not Unicode text (invalid UTF-8 or a lone surrogate)");
+        }
+      }
+    }
+    return value;
   }
 
   private EnvelopeException duplicate(int t) {

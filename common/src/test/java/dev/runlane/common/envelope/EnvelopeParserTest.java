@@ -235,6 +235,47 @@ class EnvelopeParserTest {
   }
 
   @Test
+  void rejectsRunIdThatIsNotUnicode() {
+    // F4 90 80 80 would be above U+10FFFF; Jackson reads it as two unpaired surrogates.
+    byte[] body =
+        bytes(
+            "{\"request_id\":\"r\",\"run_id\":\"u????\",\"created_at\":\"2026-11-29T10:00:00Z\"}");
+    int at = new String(body, StandardCharsets.UTF_8).indexOf("????");
+    body[at] = (byte) 0xF4;
+    body[at + 1] = (byte) 0x90;
+    body[at + 2] = (byte) 0x80;
+    body[at + 3] = (byte) 0x80;
+
+    EnvelopeException e = catchThrowableOfType(EnvelopeException.class, () -> parser.parse(body));
+
+    // Refused before any field is read: the body is not UTF-8.
+    assertThat(e.reason()).isEqualTo(Reason.NOT_JSON);
+    assertThat(e.getMessage()).contains("not UTF-8");
+  }
+
+  @Test
+  void rejectsEscapedLoneSurrogateInRequestId() {
+    EnvelopeException e =
+        failure(
+            "{\"request_id\":\"r\\ud800\",\"run_id\":\"u\","
+                + "\"created_at\":\"2026-11-29T10:00:00Z\"}");
+
+    assertThat(e.reason()).isEqualTo(Reason.NOT_JSON);
+    assertThat(e.field()).isEqualTo("/request_id");
+  }
+
+  @Test
+  void keepsEscapedSurrogatePair() throws EnvelopeException {
+    Envelope e =
+        parser.parse(
+            bytes(
+                "{\"request_id\":\"\\ud83d\\ude00\",\"run_id\":\"u\","
+                    + "\"created_at\":\"2026-11-29T10:00:00Z\"}"));
+
+    assertThat(e.requestId()).isEqualTo("\ud83d\ude00");
+  }
+
+  @Test
   void rejectsDuplicateRequestIdAsAmbiguous() {
     EnvelopeException e =
         failure(

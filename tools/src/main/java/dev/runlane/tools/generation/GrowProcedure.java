@@ -357,9 +357,7 @@ public final class GrowProcedure {
    */
   private long copyUndecided(Generation base, int partitions, String input, int number) {
     Map<Integer, Long> committed = cluster.committed(base.applicationId(), base.input());
-    Map<Integer, List<Long>> parked =
-        Changelogs.parked(
-            pipeline.clientSettings(), StateTopics.pendingChangelog(base.applicationId()));
+    Map<Integer, List<Long>> parked = undecided(base);
     return InputCopy.tail(
         pipeline.clientSettings(), base.input(), partitions, committed, parked, input, number);
   }
@@ -403,11 +401,28 @@ public final class GrowProcedure {
     return lag(base, partitions) == 0
         && !cluster.openTransactions(StateTopics.runsChangelog(base.applicationId()))
         && !cluster.openTransactions(StateTopics.pendingChangelog(base.applicationId()))
-        && Changelogs.parked(
-                pipeline.clientSettings(), StateTopics.pendingChangelog(base.applicationId()))
-            .values()
-            .stream()
-            .allMatch(List::isEmpty);
+        && !cluster.openTransactions(StateTopics.heldChangelog(base.applicationId()))
+        && undecided(base).values().stream().allMatch(List::isEmpty);
+  }
+
+  /**
+   * The input offsets, by partition, of what the generation read but has not applied: parked
+   * events, and those a reorder window holds (D46). A topic that does not exist holds nothing.
+   */
+  private Map<Integer, List<Long>> undecided(Generation base) {
+    Map<Integer, List<Long>> out =
+        new java.util.TreeMap<>(
+            Changelogs.parked(
+                pipeline.clientSettings(), StateTopics.pendingChangelog(base.applicationId())));
+    Changelogs.parked(pipeline.clientSettings(), StateTopics.heldChangelog(base.applicationId()))
+        .forEach(
+            (p, offsets) ->
+                out.merge(
+                    p,
+                    offsets,
+                    (a, b) ->
+                        java.util.stream.Stream.concat(a.stream(), b.stream()).sorted().toList()));
+    return out;
   }
 
   private boolean started(String group, String topic, int partitions) {

@@ -64,6 +64,7 @@ final class Stopped {
     for (String changelog :
         new String[] {
           StateTopics.pendingChangelog(g.applicationId()),
+          StateTopics.heldChangelog(g.applicationId()),
           StateTopics.runsChangelog(g.applicationId())
         }) {
       if (cluster.openTransactions(changelog)) {

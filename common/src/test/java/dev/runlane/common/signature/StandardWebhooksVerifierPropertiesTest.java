@@ -1,0 +1,511 @@
+package dev.runlane.common.signature;
+
+import static dev.runlane.common.signature.SignatureGenerators.between;
+import static dev.runlane.common.signature.SignatureGenerators.body;
+import static dev.runlane.common.signature.SignatureGenerators.bytes;
+import static dev.runlane.common.signature.SignatureGenerators.casingOf;
+import static dev.runlane.common.signature.SignatureGenerators.chars;
+import static dev.runlane.common.signature.SignatureGenerators.clockAt;
+import static dev.runlane.common.signature.SignatureGenerators.listOf;
+import static dev.runlane.common.signature.SignatureGenerators.oneOf;
+import static dev.runlane.common.signature.SignatureGenerators.weighted;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import dev.runlane.common.PropertyCheck;
+import dev.runlane.common.config.Secret;
+import dev.runlane.common.signature.SignatureException.Reason;
+import dev.runlane.common.signature.SignatureGenerators.Clocked;
+import dev.runlane.common.signature.SignatureGenerators.Fresh;
+import dev.runlane.common.signature.SignatureGenerators.Stale;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Properties of {@link StandardWebhooksVerifier} over generated keys, clocks, headers and bodies:
+ * every request fails with its documented reason unless it carries a correct, fresh signature; a
+ * correct one always verifies, whatever else the header holds; changing the body, timestamp, id or
+ * secret never verifies.
+ */
+class StandardWebhooksVerifierPropertiesTest {
+
+  /** A signing key and the secret that configures it ({@code whsec_<base64>} or plain base64). */
+  record Key(byte[] bytes, Secret secret) {}
+
+  // 1000 tries each: a try costs a few HMACs.
+
+  @Test
+  void anyRequestFailsWithItsDocumentedReason() {
+    record Request(
+        List<Key> keys,
+        String id,
+        Clocked clocked,
+        String signature,
+        byte[] body,
+        String idName,
+        String timestampName,
+        String signatureName) {}
+    PropertyCheck.forAll(
+        1000,
+        r ->
+            new Request(
+                keys(r),
+                anyId(r),
+                SignatureGenerators.clocked(r),
+                anySignature(r),
+                body(r),
+                casingOf(r, StandardWebhooksVerifier.ID_HEADER),
+                casingOf(r, StandardWebhooksVerifier.TIMESTAMP_HEADER),
+                casingOf(r, StandardWebhooksVerifier.SIGNATURE_HEADER)),
+        in -> {
+          Clocked clocked = in.clocked();
+          StandardWebhooksVerifier verifier =
+              verifier(in.keys(), clocked.tolerance(), clocked.now());
+          Map<String, String> headers = new HashMap<>();
+          headers.put(in.idName(), in.id());
+          headers.put(in.timestampName(), clocked.timestamp());
+          headers.put(in.signatureName(), in.signature());
+
+          SignatureException e = failure(verifier, in.body(), headers);
+
+          Reason expected =
+              SignatureGenerators.expectedHeaderFailure(
+                  Arrays.asList(in.id(), clocked.timestamp(), in.signature()),
+                  clocked.timestamp(),
+                  clocked.now(),
+                  clocked.tolerance());
+          if (expected != null) {
+            assertThat(e.reason()).isEqualTo(expected);
+          } else {
+            assertThat(e.reason()).isEqualTo(expectedSignatureFailure(in.signature().trim()));
+          }
+          assertThat(e.code()).isEqualTo(e.reason().name().toLowerCase(Locale.ROOT));
+          SumeSignatureVerifierPropertiesTest.assertNoSecretIn(
+              e, in.keys().stream().map(Key::secret).toList());
+          return e.reason();
+        },
+        EnumSet.allOf(Reason.class)); // the generators reach every outcome
+  }
+
+  @Test
+  void aCorrectSignatureAlwaysVerifies() {
+    record Request(
+        List<Key> keys,
+        int signer,
+        String id,
+        Fresh fresh,
+        byte[] body,
+        List<String> others,
+        int position,
+        List<String> separators) {}
+    PropertyCheck.forAll(
+        1000,
+        r ->
+            new Request(
+                keys(r),
+                r.nextInt(),
+                id(r),
+                SignatureGenerators.fresh(r),
+                body(r),
+                otherEntries(r),
+                r.nextInt(),
+                separators(r)),
+        in -> {
+          Secret secret = in.keys().get(Math.floorMod(in.signer(), in.keys().size())).secret();
+          Fresh fresh = in.fresh();
+          List<String> entries = new ArrayList<>(in.others());
+          entries.add(
+              Math.floorMod(in.position(), entries.size() + 1),
+              StandardWebhooksVerifier.sign(secret, in.id(), fresh.ts(), in.body()));
+          String header = SignatureGenerators.join(entries, in.separators());
+
+          try {
+            verifier(in.keys(), fresh.tolerance(), fresh.now())
+                .verify(
+                    in.body(),
+                    HeaderLookup.of(headers(in.id(), Long.toString(fresh.ts()), header)));
+          } catch (SignatureException e) {
+            fail("expected to verify, failed with " + e.code() + ": " + e.getMessage(), e);
+          }
+        });
+  }
+
+  @Test
+  void aSignatureOverAnotherBodyNeverVerifies() {
+    record Request(
+        List<Key> keys, int signer, String id, Fresh fresh, byte[] signed, byte[] sent) {}
+    PropertyCheck.forAll(
+        1000,
+        r -> {
+          List<Key> keys = keys(r);
+          int signer = r.nextInt();
+          String id = id(r);
+          Fresh fresh = SignatureGenerators.fresh(r);
+          byte[] signed = body(r);
+          return new Request(
+              keys, signer, id, fresh, signed, SignatureGenerators.otherBody(r, signed));
+        },
+        in -> {
+          Secret secret = in.keys().get(Math.floorMod(in.signer(), in.keys().size())).secret();
+          Fresh fresh = in.fresh();
+          String ts = Long.toString(fresh.ts());
+
+          SignatureException e =
+              failure(
+                  verifier(in.keys(), fresh.tolerance(), fresh.now()),
+                  in.sent(),
+                  headers(
+                      in.id(),
+                      ts,
+                      StandardWebhooksVerifier.sign(secret, in.id(), fresh.ts(), in.signed())));
+
+          assertThat(e.reason()).isEqualTo(Reason.NO_MATCHING_SIGNATURE);
+        });
+  }
+
+  @Test
+  void aSignatureForAnotherTimestampNeverVerifies() {
+    record Request(List<Key> keys, int signer, String id, Fresh fresh, String sent, byte[] body) {}
+    PropertyCheck.forAll(
+        1000,
+        r -> {
+          List<Key> keys = keys(r);
+          int signer = r.nextInt();
+          String id = id(r);
+          Fresh fresh = SignatureGenerators.fresh(r);
+          return new Request(
+              keys, signer, id, fresh, SignatureGenerators.otherFreshTimestamp(r, fresh), body(r));
+        },
+        in -> {
+          Secret secret = in.keys().get(Math.floorMod(in.signer(), in.keys().size())).secret();
+          Fresh fresh = in.fresh();
+
+          SignatureException e =
+              failure(
+                  verifier(in.keys(), fresh.tolerance(), fresh.now()),
+                  in.body(),
+                  headers(
+                      in.id(),
+                      in.sent(),
+                      StandardWebhooksVerifier.sign(secret, in.id(), fresh.ts(), in.body())));
+
+          assertThat(e.reason()).isEqualTo(Reason.NO_MATCHING_SIGNATURE);
+        });
+  }
+
+  @Test
+  void aSignatureForAnotherIdNeverVerifies() {
+    record Request(
+        List<Key> keys, int signer, String signedId, String sentId, Fresh fresh, byte[] body) {}
+    PropertyCheck.forAll(
+        1000,
+        r -> {
+          List<Key> keys = keys(r);
+          int signer = r.nextInt();
+          String signedId = id(r);
+          String sentId;
+          do {
+            sentId = id(r);
+          } while (sentId.equals(signedId));
+          return new Request(keys, signer, signedId, sentId, SignatureGenerators.fresh(r), body(r));
+        },
+        in -> {
+          Secret secret = in.keys().get(Math.floorMod(in.signer(), in.keys().size())).secret();
+          Fresh fresh = in.fresh();
+          String ts = Long.toString(fresh.ts());
+
+          SignatureException e =
+              failure(
+                  verifier(in.keys(), fresh.tolerance(), fresh.now()),
+                  in.body(),
+                  headers(
+                      in.sentId(),
+                      ts,
+                      StandardWebhooksVerifier.sign(secret, in.signedId(), fresh.ts(), in.body())));
+
+          assertThat(e.reason()).isEqualTo(Reason.NO_MATCHING_SIGNATURE);
+        });
+  }
+
+  @Test
+  void aSignatureWithAnotherSecretNeverVerifies() {
+    record Request(List<Key> configured, Key signer, String id, Fresh fresh, byte[] body) {}
+    PropertyCheck.forAll(
+        1000,
+        r -> {
+          List<Key> configured = keys(r);
+          return new Request(
+              configured, otherKey(r, configured), id(r), SignatureGenerators.fresh(r), body(r));
+        },
+        in -> {
+          Fresh fresh = in.fresh();
+          String ts = Long.toString(fresh.ts());
+
+          SignatureException e =
+              failure(
+                  verifier(in.configured(), fresh.tolerance(), fresh.now()),
+                  in.body(),
+                  headers(
+                      in.id(),
+                      ts,
+                      StandardWebhooksVerifier.sign(
+                          in.signer().secret(), in.id(), fresh.ts(), in.body())));
+
+          assertThat(e.reason()).isEqualTo(Reason.NO_MATCHING_SIGNATURE);
+        });
+  }
+
+  @Test
+  void aTimestampOutsideTheToleranceAlwaysFails() {
+    record Request(List<Key> keys, int signer, String id, Stale stale, byte[] body) {}
+    PropertyCheck.forAll(
+        1000,
+        r -> new Request(keys(r), r.nextInt(), id(r), SignatureGenerators.stale(r), body(r)),
+        in -> {
+          Secret secret = in.keys().get(Math.floorMod(in.signer(), in.keys().size())).secret();
+          Stale stale = in.stale();
+          StandardWebhooksVerifier verifier = verifier(in.keys(), stale.tolerance(), stale.now());
+
+          SignatureException e =
+              failure(
+                  verifier,
+                  in.body(),
+                  headers(
+                      in.id(),
+                      Long.toString(stale.ts()),
+                      StandardWebhooksVerifier.sign(secret, in.id(), stale.ts(), in.body())));
+
+          assertThat(e.reason()).isEqualTo(stale.reason());
+          return stale.reason();
+        },
+        EnumSet.of(Reason.TIMESTAMP_TOO_OLD, Reason.TIMESTAMP_TOO_NEW));
+  }
+
+  /**
+   * A configured secret is either accepted, and then signs and verifies, or refused with an
+   * IllegalArgumentException that names its position and never its value.
+   */
+  @Test
+  void anySecretIsAcceptedOrRefusedWithoutEchoingIt() {
+    record Configuration(String value, String id, Fresh fresh) {}
+    PropertyCheck.forAll(
+        1000,
+        r -> new Configuration(anySecret(r), id(r), SignatureGenerators.fresh(r)),
+        in -> {
+          Secret secret = Secret.of(in.value());
+          Fresh fresh = in.fresh();
+          StandardWebhooksVerifier verifier;
+          try {
+            verifier =
+                new StandardWebhooksVerifier(
+                    List.of(secret), fresh.tolerance(), clockAt(fresh.now()));
+          } catch (IllegalArgumentException e) {
+            assertThat(e.getMessage())
+                .matches("secret #1 is (not whsec_<base64> nor base64|empty after decoding)");
+            return "refused";
+          }
+          byte[] body = in.value().getBytes(StandardCharsets.UTF_8);
+          String ts = Long.toString(fresh.ts());
+          try {
+            verifier.verify(
+                body,
+                HeaderLookup.of(
+                    headers(
+                        in.id(),
+                        ts,
+                        StandardWebhooksVerifier.sign(secret, in.id(), fresh.ts(), body))));
+          } catch (SignatureException e) {
+            fail("an accepted secret must verify its own signature: " + e.code(), e);
+          }
+          return "accepted";
+        },
+        Set.of("accepted", "refused"));
+  }
+
+  /**
+   * The documented outcome of a signature header once the timestamp passed: no well-formed {@code
+   * v1,<base64 of 32 bytes>} entry and a malformed one (no comma, nothing before it, or a v1 value
+   * that is not base64 of 32 bytes) is {@code MALFORMED_SIGNATURE}; otherwise {@code
+   * NO_MATCHING_SIGNATURE}. A generated header never holds a correct signature (2^-256).
+   */
+  private static Reason expectedSignatureFailure(String header) {
+    boolean wellFormedV1 = false;
+    boolean malformed = false;
+    StringBuilder token = new StringBuilder();
+    List<String> tokens = new ArrayList<>();
+    for (int i = 0; i <= header.length(); i++) {
+      if (i == header.length() || Character.isWhitespace(header.charAt(i))) {
+        if (!token.isEmpty()) {
+          tokens.add(token.toString());
+          token.setLength(0);
+        }
+      } else {
+        token.append(header.charAt(i));
+      }
+    }
+    for (String t : tokens) {
+      int comma = t.indexOf(',');
+      if (comma <= 0) {
+        malformed = true;
+      } else if (t.substring(0, comma).equals("v1")) {
+        if (decodesTo32Bytes(t.substring(comma + 1))) {
+          wellFormedV1 = true;
+        } else {
+          malformed = true;
+        }
+      }
+    }
+    return !wellFormedV1 && malformed ? Reason.MALFORMED_SIGNATURE : Reason.NO_MATCHING_SIGNATURE;
+  }
+
+  private static boolean decodesTo32Bytes(String base64) {
+    try {
+      return Base64.getDecoder().decode(base64).length == 32;
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+  }
+
+  private static StandardWebhooksVerifier verifier(
+      List<Key> keys, Duration tolerance, Instant now) {
+    return new StandardWebhooksVerifier(
+        keys.stream().map(Key::secret).toList(), tolerance, clockAt(now));
+  }
+
+  /** The verifier's failure; any other exception escapes and fails the property. */
+  private static SignatureException failure(
+      StandardWebhooksVerifier verifier, byte[] body, Map<String, String> headers) {
+    try {
+      verifier.verify(body, HeaderLookup.of(headers));
+    } catch (SignatureException e) {
+      return e;
+    }
+    return fail("expected a SignatureException, the request verified");
+  }
+
+  private static Map<String, String> headers(String id, String timestamp, String signature) {
+    return Map.of(
+        StandardWebhooksVerifier.ID_HEADER, id,
+        StandardWebhooksVerifier.TIMESTAMP_HEADER, timestamp,
+        StandardWebhooksVerifier.SIGNATURE_HEADER, signature);
+  }
+
+  // ---- Generators ----
+
+  /** Random key bytes (some longer than the 64-byte HMAC block), with or without the prefix. */
+  static Key key(Random r) {
+    byte[] bytes = bytes(r, 1, 100);
+    String prefix = r.nextBoolean() ? StandardWebhooksVerifier.SECRET_PREFIX : "";
+    return new Key(bytes, Secret.of(prefix + Base64.getEncoder().encodeToString(bytes)));
+  }
+
+  /** One to four keys (rotation), newest first. */
+  static List<Key> keys(Random r) {
+    return listOf(r, 1, 4, () -> key(r));
+  }
+
+  /** A key that is not one of {@code configured}, nor an HMAC-equivalent of one. */
+  static Key otherKey(Random r, List<Key> configured) {
+    while (true) {
+      Key candidate = key(r);
+      if (configured.stream()
+          .noneMatch(k -> SignatureGenerators.sameHmacKey(k.bytes(), candidate.bytes()))) {
+        return candidate;
+      }
+    }
+  }
+
+  /** Secrets as an operator might mistype them: base64-ish, prefixed or not, or any text. */
+  static String anySecret(Random r) {
+    String base64ish = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_ ";
+    while (true) {
+      String s =
+          switch (r.nextInt(4)) {
+            case 0 -> chars(r, base64ish, 1, 60);
+            case 1 -> StandardWebhooksVerifier.SECRET_PREFIX + chars(r, base64ish, 1, 60);
+            case 2 -> oneOf(r, "whsec_", "whsec_=", "====", "A", "AA==", "whsec_AA==");
+            default -> SignatureGenerators.text(r, 1, 40);
+          };
+      if (!s.isBlank()) {
+        return s;
+      }
+    }
+  }
+
+  /** Message ids as a sender sends them: non-blank, no surrounding whitespace. */
+  static String id(Random r) {
+    String alphanumeric = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+    while (true) {
+      String s =
+          r.nextBoolean()
+              ? "msg_" + chars(r, alphanumeric, 1, 30)
+              : SignatureGenerators.text(r, 1, 40);
+      if (!s.isBlank() && s.trim().equals(s)) {
+        return s;
+      }
+    }
+  }
+
+  static String anyId(Random r) {
+    return r.nextBoolean() ? id(r) : SignatureGenerators.anyHeaderValue(r);
+  }
+
+  static String anySignature(Random r) {
+    if (weighted(r, 4, 1) == 1) {
+      return SignatureGenerators.anyHeaderValue(r);
+    }
+    return SignatureGenerators.join(listOf(r, 1, 5, () -> anySignatureEntry(r)), separators(r));
+  }
+
+  static String anySignatureEntry(Random r) {
+    return switch (weighted(r, 3, 1, 1, 2, 1, 1, 1, 2)) {
+      case 0 -> "v1," + base64OfBytes(r, 32);
+      case 1 -> "v2," + base64OfBytes(r, 32);
+      case 2 -> "V1," + base64OfBytes(r, 32);
+      case 3 -> "v1," + base64OfBytes(r, between(r, 0, 48));
+      case 4 -> "v1," + base64OfBytes(r, 32).substring(1);
+      case 5 -> "v1," + base64OfBytes(r, 32).replace('+', '-');
+      case 6 -> oneOf(r, "", "v1", ",", ",abc", "v1,", "v1,,", "v1,=", "v1=abc");
+      default -> SignatureGenerators.text(r, 0, 20);
+    };
+  }
+
+  /** Entries a header may hold beside the correct one: anything, including wrong v1 entries. */
+  static List<String> otherEntries(Random r) {
+    return listOf(r, 0, 4, () -> otherEntry(r));
+  }
+
+  static String otherEntry(Random r) {
+    return switch (weighted(r, 2, 1, 1, 2)) {
+      case 0 -> "v1," + base64OfBytes(r, 32);
+      case 1 -> "v2," + base64OfBytes(r, 32);
+      case 2 -> oneOf(r, "", "v1", ",", "v1,zz", "v1a,abc");
+      default -> SignatureGenerators.text(r, 0, 30);
+    };
+  }
+
+  /** Whitespace between entries (at least one character: it is the separator). */
+  static List<String> separators(Random r) {
+    return listOf(r, 1, 4, () -> separator(r));
+  }
+
+  static String separator(Random r) {
+    return oneOf(r, " ", "  ", "\t", " \t ", "\n");
+  }
+
+  private static String base64OfBytes(Random r, int length) {
+    return Base64.getEncoder().encodeToString(bytes(r, length, length));
+  }
+}
