@@ -132,7 +132,7 @@ final class SoakStage {
         p99s.add(complete ? step.e2e().p99() : Double.POSITIVE_INFINITY);
       }
       // The processor stage's 1/16 is for a backlog, where batches are full; at a live rate a
-      // drain's round trip (one per task, D22) holds what arrived since the last drain.
+      // drain's round trip (one per stream thread, D45) holds what arrived since the last drain.
       long trips = ProcessorStage.roundTrips(pipeline.processorRegistry()) - tripsBefore;
       double decided = ProcessorStage.decided(pipeline.processorRegistry()) - decidedBefore;
       res.add(

@@ -177,9 +177,10 @@ public record ProcessorConfig(
               + config.redisTimeout().toMillis()
               + ": a call cannot be slow after it has timed out");
     }
-    // A decided id keeps its claim until the next drain writes its done marker (D22).
-    if (config.claimTtl().compareTo(config.batchInterval().multipliedBy(2)) < 0) {
-      r.problem("DEDUP_CLAIM_TTL_SECONDS must be at least twice PROCESSOR_BATCH_INTERVAL_MS");
+    // A claim can be taken a drain before its decision (D45), and a decided id keeps it until the
+    // next drain writes its done marker (D22).
+    if (config.claimTtl().compareTo(config.batchInterval().multipliedBy(3)) < 0) {
+      r.problem("DEDUP_CLAIM_TTL_SECONDS must be at least three times PROCESSOR_BATCH_INTERVAL_MS");
     }
     if (config.rocksDbMemoryMb() > 0 && config.rocksDbMemoryMb() < MIN_ROCKSDB_MEMORY_MB) {
       r.problem(

@@ -179,17 +179,17 @@ class ProcessorConfigTest {
   }
 
   @Test
-  void aClaimMustOutliveTwoBatchIntervals() {
+  void aClaimMustOutliveThreeBatchIntervals() {
     assertThatThrownBy(
             () ->
                 ProcessorConfig.fromEnv(
-                    Map.of("DEDUP_CLAIM_TTL_SECONDS", "2", "PROCESSOR_BATCH_INTERVAL_MS", "1001")))
+                    Map.of("DEDUP_CLAIM_TTL_SECONDS", "2", "PROCESSOR_BATCH_INTERVAL_MS", "700")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining(
-            "DEDUP_CLAIM_TTL_SECONDS must be at least twice PROCESSOR_BATCH_INTERVAL_MS");
+            "DEDUP_CLAIM_TTL_SECONDS must be at least three times PROCESSOR_BATCH_INTERVAL_MS");
     assertThat(
             ProcessorConfig.fromEnv(
-                    Map.of("DEDUP_CLAIM_TTL_SECONDS", "2", "PROCESSOR_BATCH_INTERVAL_MS", "1000"))
+                    Map.of("DEDUP_CLAIM_TTL_SECONDS", "2", "PROCESSOR_BATCH_INTERVAL_MS", "600"))
                 .claimTtl())
         .isEqualTo(Duration.ofSeconds(2));
   }

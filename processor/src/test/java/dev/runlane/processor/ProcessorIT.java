@@ -148,7 +148,7 @@ class ProcessorIT {
                 infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("crash"), 16);
         ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
       h.with("PROCESSOR_TRANSACTIONAL_STATE_STORES", Boolean.toString(transactionalStores));
-      // The done marker is written at most a drain (20 ms) after the decision (D22): with a
+      // The done marker is written at most a drain (20 ms) after the decision (D22, D45): with a
       // 5 s commit interval the crash almost always comes before the commit; if a commit falls in
       // between, there is no second decision and the wait below times out instead of passing.
       h.with("PROCESSOR_COMMIT_INTERVAL_MS", "5000");
@@ -195,7 +195,8 @@ class ProcessorIT {
                 infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("revive"), 16);
         ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
       h.with("PROCESSOR_COMMIT_INTERVAL_MS", "5000"); // the timeout comes before the commit
-      // One task, so the task that throws is the one that applied the event.
+      // One task, so the task that throws is the one that applied the event. With more, another
+      // task's drain may carry the event's marker (D45) and throw instead.
       h.with("TOPIC_PARTITIONS", "1");
       h.start(
           ids -> {

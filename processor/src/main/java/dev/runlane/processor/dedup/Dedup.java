@@ -1,11 +1,12 @@
 package dev.runlane.processor.dedup;
 
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 
 /**
  * The shared dedup layer: claim request ids before deciding, mark them done after, release them on
- * failure. Each call is one round trip for a whole batch of one task.
+ * failure. Each call is one round trip, for whole batches.
  *
  * <p>Redis is an optimisation over the idempotent run-store write, never the only defence: every
  * method may throw {@link DedupUnavailableException}, and callers then decide on the run store.
@@ -13,11 +14,12 @@ import java.util.Map;
 public interface Dedup extends AutoCloseable {
 
   /**
-   * In one round trip: writes {@code doneFirst} (so that a copy of a decided id reads done, not the
-   * claim it held), then claims each event's id for {@code owner} and reports what was there, by
-   * request id. The events' ids are distinct. If it throws, none of it is known to have happened.
+   * In one round trip: writes every request's markers (so that a copy of a decided id reads done,
+   * not the claim it held), then claims each request's events for its owner and reports what was
+   * there, one map by request id per request, in their order. If it throws, none of it is known to
+   * have happened.
    */
-  Map<String, Claim> claim(String owner, Collection<Marker> doneFirst, Collection<EventKey> events);
+  List<Map<String, Claim>> claim(List<ClaimRequest> requests);
 
   /** Marks each event done by {@code owner}, for the done TTL. */
   void markDone(String owner, Collection<Marker> markers);
@@ -45,8 +47,7 @@ public interface Dedup extends AutoCloseable {
   static Dedup disabled() {
     return new Dedup() {
       @Override
-      public Map<String, Claim> claim(
-          String owner, Collection<Marker> doneFirst, Collection<EventKey> events) {
+      public List<Map<String, Claim>> claim(List<ClaimRequest> requests) {
         throw new DedupUnavailableException("dedup is disabled", null);
       }
 

@@ -130,31 +130,47 @@ public final class RedisDedup implements Dedup {
   }
 
   @Override
-  public Map<String, Claim> claim(
-      String owner, Collection<Marker> doneFirst, Collection<EventKey> events) {
+  public List<Map<String, Claim>> claim(List<ClaimRequest> requests) {
     checkAvailable();
-    List<Response<String>> sets = new ArrayList<>(events.size());
-    List<Response<String>> gets = new ArrayList<>(events.size());
+    List<List<Response<String>>> sets = new ArrayList<>(requests.size());
+    List<List<Response<String>>> gets = new ArrayList<>(requests.size());
     long start = nanoTime.getAsLong();
-    Map<String, Claim> claims = new HashMap<>(events.size() * 2);
+    List<Map<String, Claim>> claims = new ArrayList<>(requests.size());
     try (AbstractPipeline pipeline = client.pipelined()) {
       // First, so that a copy of a decided id in this round trip reads done, not our old claim.
-      setDone(pipeline, owner, doneFirst);
-      for (EventKey event : events) {
-        String key = key(event.requestId());
-        sets.add(pipeline.set(key, MarkerValues.processing(owner, event.runId()), claimParams));
-        gets.add(pipeline.get(key));
+      for (ClaimRequest request : requests) {
+        setDone(pipeline, request.owner(), request.doneFirst());
+      }
+      for (ClaimRequest request : requests) {
+        List<Response<String>> requestSets = new ArrayList<>(request.events().size());
+        List<Response<String>> requestGets = new ArrayList<>(request.events().size());
+        for (EventKey event : request.events()) {
+          String key = key(event.requestId());
+          requestSets.add(
+              pipeline.set(
+                  key, MarkerValues.processing(request.owner(), event.runId()), claimParams));
+          requestGets.add(pipeline.get(key));
+        }
+        sets.add(requestSets);
+        gets.add(requestGets);
       }
       pipeline.sync();
       // Per-command errors (READONLY after a failover, OOM under noeviction) surface in get():
       // they mean "Redis cannot answer" like a dead connection does.
-      int i = 0;
-      for (EventKey event : events) {
-        boolean set = "OK".equals(sets.get(i).get());
-        claims.put(
-            event.requestId(),
-            set ? Claim.NEW : MarkerValues.read(gets.get(i).get(), owner, event.runId()));
-        i++;
+      for (int r = 0; r < requests.size(); r++) {
+        ClaimRequest request = requests.get(r);
+        Map<String, Claim> requestClaims = new HashMap<>(request.events().size() * 2);
+        int i = 0;
+        for (EventKey event : request.events()) {
+          boolean set = "OK".equals(sets.get(r).get(i).get());
+          requestClaims.put(
+              event.requestId(),
+              set
+                  ? Claim.NEW
+                  : MarkerValues.read(gets.get(r).get(i).get(), request.owner(), event.runId()));
+          i++;
+        }
+        claims.add(requestClaims);
       }
     } catch (JedisException e) {
       throw unavailable("claim", e);

@@ -50,13 +50,14 @@ public final class ProcessorTopology {
     TopicNames topics = settings.topics();
     Topology topology = new Topology();
     FailedAttempts failures = new FailedAttempts();
+    SharedRoundTrips roundTrips = new SharedRoundTrips(dedup);
     topology.addSource(
         SOURCE, new Utf8Keys(), Serdes.ByteArray().deserializer(), topics.webhooks());
     topology.addProcessor(
         PROCESSOR,
         () ->
             new RunEventProcessor(
-                settings, parser, dedup, metrics, faultHook, failures, redisBudget),
+                settings, parser, dedup, metrics, faultHook, failures, redisBudget, roundTrips),
         SOURCE);
     // No record cache for the run store: its working set (every active run) would fill the
     // thread's cache, and the cache evicts from the store being written, so each parked event's

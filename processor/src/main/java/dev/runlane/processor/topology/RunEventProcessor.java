@@ -77,6 +77,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   private final FaultHook faultHook;
   private final FailedAttempts failures;
   private final RedisBudget budget;
+  private final SharedRoundTrips roundTrips;
 
   private ProcessorContext<String, byte[]> context;
   private KeyValueStore<Long, PendingEvent> pending;
@@ -86,17 +87,12 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   private String owner;
   private int parkedSinceDrain;
 
-  /**
-   * Markers owed for the events the last batch decided, by request id, written ahead of the next
-   * batch's claims so that a batch costs one round trip instead of two: at a live rate a batch
-   * holds a few events (D22). Until a marker lands, its id holds this task's {@code processing}
-   * claim. An id decided again replaces its marker: the latest outcome counts (D40).
-   */
-  private final Map<String, Marker> doneLater = new LinkedHashMap<>();
+  /** This stream thread's round trips, which hold this task's markers and parked ids (D45). */
+  private ThreadRoundTrip roundTrip;
 
   private long drains;
 
-  /** The drain in which the oldest of {@link #doneLater} was queued. */
+  /** The drain in which the oldest marker this task owes was queued. */
   private long doneLaterDrain;
 
   /** In block mode, since when Redis has not answered this task (System.nanoTime), or -1. */
@@ -109,7 +105,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       ProcessorMetrics metrics,
       FaultHook faultHook,
       FailedAttempts failures,
-      RedisBudget budget) {
+      RedisBudget budget,
+      SharedRoundTrips roundTrips) {
     this.settings = settings;
     this.parser = parser;
     this.dedup = dedup;
@@ -117,6 +114,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     this.faultHook = faultHook;
     this.failures = failures;
     this.budget = budget;
+    this.roundTrips = roundTrips;
   }
 
   @Override
@@ -142,7 +140,17 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     // A later generation's prefix names it in every marker, so that its tasks never read an older
     // generation's marker as their own (D35).
     this.owner = settings.ownerPrefix() + context.taskId().toString();
-    context.schedule(settings.batchInterval(), PunctuationType.WALL_CLOCK_TIME, now -> drain());
+    this.roundTrip = roundTrips.current();
+    roundTrip.join(owner);
+    // Every task of the thread drains on one grid, so that they drain in the same pass and the
+    // first round trip of the pass carries them all (D45).
+    long first =
+        roundTrip.nextDrain(context.currentSystemTimeMs(), settings.batchInterval().toMillis());
+    context.schedule(
+        Instant.ofEpochMilli(first),
+        settings.batchInterval(),
+        PunctuationType.WALL_CLOCK_TIME,
+        now -> drain());
   }
 
   @Override
@@ -182,6 +190,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
             record.timestamp(),
             record.headers(),
             record.value()));
+    if (dedup.enabled() && !rangeOf(offset, record.headers()).storeAlone()) {
+      roundTrip.parked(owner, new EventKey(envelope.requestId(), envelope.runId()));
+    }
     if (++parkedSinceDrain >= settings.batchSize()) {
       drain();
     }
@@ -218,8 +229,10 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         release(held.releaseEarliest(), true);
       }
     }
+    // Claims a peer took for events whose run waits: give them back, as for a batch's own.
+    release(roundTrip.takeUnused(owner));
     // A marker waits for one drain at most: with nothing to claim since, it goes alone.
-    if (!doneLater.isEmpty() && doneLaterDrain < drains && budget.allows()) {
+    if (roundTrip.owes(owner) && doneLaterDrain < drains && budget.allows()) {
       flushDone();
     }
   }
@@ -438,13 +451,10 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     /** Owes the batch's markers to the next round trip, and counts its decisions. */
     void finish() {
       if (!markers.isEmpty()) {
-        if (doneLater.isEmpty()) {
+        if (!roundTrip.owes(owner)) {
           doneLaterDrain = drains;
         }
-        for (Marker marker : markers.values()) {
-          doneLater.remove(marker.requestId()); // decided again: the latest outcome counts
-          doneLater.put(marker.requestId(), marker);
-        }
+        roundTrip.owe(owner, markers.values()); // decided again: the latest outcome counts
       }
       counts.forEach(metrics::outcome);
       if (degraded > 0 && dedup.enabled()) {
@@ -455,8 +465,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   }
 
   /**
-   * Claims the batch's ids in one round trip, led by the done markers this task owes. Every claim
-   * is {@code UNAVAILABLE} when Redis is not asked or does not answer in degrade mode.
+   * Claims the batch's ids: with the answers another task's round trip took for them, or in one
+   * round trip that also carries the thread's other tasks (D45). Every claim is {@code UNAVAILABLE}
+   * when Redis is not asked or does not answer in degrade mode.
    *
    * @return false when block mode must wait for the next transaction
    */
@@ -474,14 +485,15 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         }
         return false;
       }
-      List<Marker> markers = List.copyOf(doneLater.values());
       long start = System.nanoTime();
       try {
-        batch.claims = dedup.claim(owner, markers, events);
+        ThreadRoundTrip.Answer answer =
+            roundTrip.claim(
+                owner, events, context.currentSystemTimeMs(), settings.batchInterval().toMillis());
         budget.spend(System.nanoTime() - start);
         blockedSinceNanos = -1;
-        doneLater.clear();
-        batch.markersWritten = markers.stream().map(Marker::requestId).toList();
+        batch.claims = answer.claims();
+        batch.markersWritten = answer.markersWritten();
         return true;
       } catch (DedupUnavailableException e) {
         budget.spend(System.nanoTime() - start);
@@ -735,18 +747,24 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    * meanwhile.
    */
   private void flushDone() {
-    List<Marker> markers = List.copyOf(doneLater.values());
+    List<Marker> markers = roundTrip.owed(owner);
+    if (writeMarkers(markers)) {
+      roundTrip.wrote(owner, markers);
+      faultHook.afterMarkDone(markers.stream().map(Marker::requestId).toList());
+    }
+  }
+
+  private boolean writeMarkers(List<Marker> markers) {
     long start = System.nanoTime();
     try {
       dedup.markDone(owner, markers);
+      return true;
     } catch (DedupUnavailableException e) {
       log.debug("done markers not written yet: {}", e.getMessage());
-      return;
+      return false;
     } finally {
       budget.spend(System.nanoTime() - start);
     }
-    doneLater.clear();
-    faultHook.afterMarkDone(markers.stream().map(Marker::requestId).toList());
   }
 
   /**
@@ -759,13 +777,17 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   @Override
   public void close() {
     heads = null; // a closed task's heads may be of a transaction that aborts
-    if (doneLater.isEmpty()) {
+    if (roundTrip == null) {
+      return;
+    }
+    ThreadRoundTrip.Left left = roundTrip.leave(owner);
+    release(left.unused());
+    if (left.owed().isEmpty()) {
       return;
     }
     try {
-      flushDone();
-      if (!doneLater.isEmpty()) {
-        log.warn("{} done markers not written at close: Redis did not answer", doneLater.size());
+      if (!writeMarkers(left.owed())) {
+        log.warn("{} done markers not written at close: Redis did not answer", left.owed().size());
       }
     } catch (RuntimeException e) {
       log.warn("done markers not written at close (claims expire after the TTL): {}", e.toString());

@@ -1,0 +1,195 @@
+package dev.runlane.processor.topology;
+
+import dev.runlane.processor.dedup.Claim;
+import dev.runlane.processor.dedup.ClaimRequest;
+import dev.runlane.processor.dedup.Dedup;
+import dev.runlane.processor.dedup.EventKey;
+import dev.runlane.processor.dedup.Marker;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The Redis round trips of one stream thread's tasks. At a live rate each task drains a few events
+ * every batch interval; a round trip of its own would cost the thread a trip per task per interval
+ * (twelve tasks: 600 a second), and the thread, not Redis, is what the end-to-end latency waits
+ * for. So the first task of a pass to claim also claims what the others parked since their last
+ * drain and writes the markers they owe; they decide on those answers at their own drain (D45).
+ *
+ * <p>Each task's share (ids it parked, markers it owes, answers taken for it) lives here, keyed by
+ * the task's owner token, and a task reaches it only through this API: no task reads or changes
+ * another's fields. Used by its stream thread only, so not synchronised.
+ */
+final class ThreadRoundTrip {
+  private final Dedup dedup;
+
+  /**
+   * A random fraction of the batch interval, so that the threads and instances sharing a Redis do
+   * not all reach it at the same instants.
+   */
+  private final double phase = ThreadLocalRandom.current().nextDouble();
+
+  private final Map<String, Share> shares = new LinkedHashMap<>();
+
+  /** One task's part. */
+  private static final class Share {
+    final Map<String, EventKey> parked = new LinkedHashMap<>();
+    final Map<String, Marker> owed = new LinkedHashMap<>();
+    final Map<String, Claim> prefetched = new HashMap<>();
+    final Map<String, EventKey> prefetchedKeys = new HashMap<>();
+    long prefetchedAtMs;
+  }
+
+  /** What a round trip answered the task that made it. */
+  record Answer(Map<String, Claim> claims, List<String> markersWritten) {}
+
+  ThreadRoundTrip(Dedup dedup) {
+    this.dedup = dedup;
+  }
+
+  /** The first drain after {@code nowMs} on this thread's grid, so its tasks drain together. */
+  long nextDrain(long nowMs, long everyMs) {
+    long offset = (long) (phase * everyMs);
+    return Math.floorDiv(nowMs - offset, everyMs) * everyMs + everyMs + offset;
+  }
+
+  void join(String owner) {
+    shares.putIfAbsent(owner, new Share());
+  }
+
+  /** What a leaving task still had here. */
+  record Left(List<Marker> owed, List<EventKey> unused) {}
+
+  /**
+   * Leaves, handing back the markers the task owes (to write at close) and the claims taken for it
+   * that it never used (to release).
+   */
+  Left leave(String owner) {
+    if (!shares.containsKey(owner)) {
+      return new Left(List.of(), List.of());
+    }
+    List<EventKey> unused = takeUnused(owner);
+    return new Left(List.copyOf(shares.remove(owner).owed.values()), unused);
+  }
+
+  /** An event the task parked, which the next round trip of the thread may claim for it. */
+  void parked(String owner, EventKey event) {
+    share(owner).parked.putIfAbsent(event.requestId(), event);
+  }
+
+  /** Markers the task owes; one for an id it owes already replaces it (the latest outcome). */
+  void owe(String owner, Collection<Marker> markers) {
+    Map<String, Marker> owed = share(owner).owed;
+    for (Marker m : markers) {
+      owed.remove(m.requestId());
+      owed.put(m.requestId(), m);
+    }
+  }
+
+  boolean owes(String owner) {
+    return !share(owner).owed.isEmpty();
+  }
+
+  List<Marker> owed(String owner) {
+    return List.copyOf(share(owner).owed.values());
+  }
+
+  /** The task wrote {@code markers} on its own. */
+  void wrote(String owner, Collection<Marker> markers) {
+    Map<String, Marker> owed = share(owner).owed;
+    markers.forEach(m -> owed.remove(m.requestId(), m));
+  }
+
+  /**
+   * The claims for the task's {@code events}: those another task's round trip took for it no more
+   * than {@code maxAgeMs} ago, and the rest in one round trip that writes every task's markers
+   * first and claims what the other tasks parked. Answers older than that are dropped unused: a
+   * claim this task still holds reads back as its own.
+   *
+   * @throws dev.runlane.processor.dedup.DedupUnavailableException if Redis does not answer; nothing
+   *     here changed then
+   */
+  Answer claim(String owner, List<EventKey> events, long nowMs, long maxAgeMs) {
+    Share mine = share(owner);
+    if (!mine.prefetched.isEmpty() && nowMs - mine.prefetchedAtMs > maxAgeMs) {
+      mine.prefetched.clear();
+      mine.prefetchedKeys.clear();
+    }
+    Map<String, Claim> claims = new HashMap<>(events.size() * 2);
+    List<EventKey> toAsk = new ArrayList<>();
+    for (EventKey event : events) {
+      mine.parked.remove(event.requestId());
+      Claim taken = mine.prefetched.remove(event.requestId());
+      EventKey takenFor = mine.prefetchedKeys.remove(event.requestId());
+      if (taken != null && event.equals(takenFor)) {
+        claims.put(event.requestId(), taken);
+      } else {
+        toAsk.add(event); // a claim taken for this id on another run reads back as this task's
+      }
+    }
+    if (toAsk.isEmpty()) {
+      return new Answer(claims, List.of());
+    }
+    List<ClaimRequest> requests = new ArrayList<>();
+    List<String> owners = new ArrayList<>();
+    requests.add(new ClaimRequest(owner, List.copyOf(mine.owed.values()), toAsk));
+    owners.add(owner);
+    shares.forEach(
+        (other, share) -> {
+          if (!other.equals(owner) && (!share.parked.isEmpty() || !share.owed.isEmpty())) {
+            requests.add(
+                new ClaimRequest(
+                    other, List.copyOf(share.owed.values()), List.copyOf(share.parked.values())));
+            owners.add(other);
+          }
+        });
+    List<Map<String, Claim>> answers = dedup.claim(requests);
+    List<String> written = new ArrayList<>();
+    for (int i = 0; i < requests.size(); i++) {
+      ClaimRequest request = requests.get(i);
+      Share share = shares.get(owners.get(i));
+      request.doneFirst().forEach(m -> share.owed.remove(m.requestId(), m));
+      request.doneFirst().forEach(m -> written.add(m.requestId()));
+      if (i == 0) {
+        claims.putAll(answers.get(0));
+        continue;
+      }
+      if (share.prefetched.isEmpty()) {
+        share.prefetchedAtMs = nowMs;
+      }
+      share.prefetched.putAll(answers.get(i));
+      for (EventKey event : request.events()) {
+        share.prefetchedKeys.put(event.requestId(), event);
+        share.parked.remove(event.requestId());
+      }
+    }
+    return new Answer(claims, written);
+  }
+
+  /**
+   * The claims other tasks took for this one that its drain did not use (its runs wait, or the
+   * events were decided otherwise): handed back for release.
+   */
+  List<EventKey> takeUnused(String owner) {
+    Share mine = share(owner);
+    List<EventKey> unused = new ArrayList<>();
+    mine.prefetchedKeys.forEach(
+        (id, key) -> {
+          Claim claim = mine.prefetched.get(id);
+          if (claim != null && claim.releasable()) {
+            unused.add(key);
+          }
+        });
+    mine.prefetched.clear();
+    mine.prefetchedKeys.clear();
+    return unused;
+  }
+
+  private Share share(String owner) {
+    return shares.computeIfAbsent(owner, o -> new Share());
+  }
+}

@@ -1,0 +1,145 @@
+package dev.runlane.processor.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.runlane.common.envelope.EnvelopeParser;
+import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
+import dev.runlane.processor.dedup.Dedup;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.Random;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The reorder window decides on the records' own timestamps (D46): the same input gives the same
+ * {@code sume.events}, in the same order, however it is batched and however often it is replayed.
+ */
+class ReorderReplayTest {
+  private static final TopicNames TOPICS = TopicNames.defaults();
+  private static final Instant T0 = Instant.parse("2026-12-01T10:00:00Z");
+  private static final Duration WINDOW = Duration.ofSeconds(1);
+
+  @Test
+  void theSameInputGivesTheSameEventsInTheSameOrderWhateverTheBatches() {
+    List<TestRecord<String, byte[]>> input = shuffledRuns(new Random(7));
+    List<String> live = run(input, 1);
+    assertThat(live).hasSizeGreaterThan(input.size() / 3);
+    assertThat(run(input, 1)).isEqualTo(live);
+    assertThat(run(input, 16)).isEqualTo(live);
+    assertThat(run(input, 256)).isEqualTo(live);
+  }
+
+  @Test
+  void eventsArrivingWithinTheWindowAreAppliedInCreatedAtOrder() {
+    List<TestRecord<String, byte[]>> input = new ArrayList<>();
+    long at = T0.toEpochMilli();
+    input.add(record("run-1", "t3", 3, at));
+    input.add(record("run-1", "t1", 1, at + 200));
+    input.add(record("run-1", "t2", 2, at + 400));
+    // Arrives after t3's window passed (and moves the task's time past it): too late.
+    input.add(record("run-1", "t0", 0, at + 2_000));
+    assertThat(run(input, 1)).containsExactly("run-1/t1", "run-1/t2", "run-1/t3");
+  }
+
+  /** Ten events for each of 30 runs, arriving shuffled over a few seconds of record time. */
+  private static List<TestRecord<String, byte[]>> shuffledRuns(Random random) {
+    List<TestRecord<String, byte[]>> out = new ArrayList<>();
+    for (int r = 0; r < 30; r++) {
+      for (int e = 0; e < 10; e++) {
+        out.add(record("run-" + r, "r" + r + "-e" + e, e, 0));
+      }
+    }
+    java.util.Collections.shuffle(out, random);
+    List<TestRecord<String, byte[]>> timed = new ArrayList<>();
+    long at = T0.toEpochMilli();
+    for (TestRecord<String, byte[]> r : out) {
+      at += random.nextInt(30);
+      timed.add(new TestRecord<>(r.key(), r.value(), r.headers(), Instant.ofEpochMilli(at)));
+    }
+    return timed;
+  }
+
+  private static TestRecord<String, byte[]> record(
+      String runId, String requestId, int second, long arrivalMs) {
+    String body =
+        "{\"request_id\":\""
+            + requestId
+            + "\",\"created_at\":\""
+            + T0.plusSeconds(second)
+            + "\",\"type\":\"run.updated\",\"data\":{\"run_id\":\""
+            + runId
+            + "\"}}";
+    RecordHeaders headers = new RecordHeaders();
+    headers.add("request_id", requestId.getBytes(StandardCharsets.UTF_8));
+    return new TestRecord<>(
+        runId, body.getBytes(StandardCharsets.UTF_8), headers, Instant.ofEpochMilli(arrivalMs));
+  }
+
+  /** Pipes {@code input} through a fresh processor; the applied events as run/request. */
+  private static List<String> run(List<TestRecord<String, byte[]>> input, int batchSize) {
+    TopologySettings settings =
+        new TopologySettings(
+            TOPICS,
+            batchSize,
+            Duration.ofMillis(20),
+            RedisFailureMode.DEGRADE,
+            Duration.ofSeconds(1),
+            4096,
+            "",
+            null,
+            WINDOW,
+            TopologySettings.DEFAULT_MAX_HELD);
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "reorder-replay");
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+    try (TopologyTestDriver driver =
+        new TopologyTestDriver(
+            ProcessorTopology.build(
+                settings,
+                Dedup.disabled(),
+                new ProcessorMetrics(new SimpleMeterRegistry()),
+                EnvelopeParser.withDefaults(),
+                FaultHook.NONE,
+                RedisBudget.unbounded()),
+            props)) {
+      TestInputTopic<String, byte[]> in =
+          driver.createInputTopic(
+              TOPICS.webhooks(), Serdes.String().serializer(), Serdes.ByteArray().serializer());
+      TestOutputTopic<String, byte[]> events =
+          driver.createOutputTopic(
+              TOPICS.events(), Serdes.String().deserializer(), Serdes.ByteArray().deserializer());
+      for (TestRecord<String, byte[]> r : input) {
+        in.pipeInput(r);
+      }
+      // The end of the input: the task's time moves a window on, as the next record would.
+      driver.advanceWallClockTime(Duration.ofMillis(20));
+      in.pipeInput(record("run-end", "end", 0, input.get(input.size() - 1).timestamp() + 5_000));
+      driver.advanceWallClockTime(Duration.ofMillis(20)); // decides what is parked
+      driver.advanceWallClockTime(Duration.ofMillis(20)); // idle: releases what is held
+      List<String> out = new ArrayList<>();
+      for (TestRecord<String, byte[]> r : events.readRecordsToList()) {
+        if (r.key().equals("run-end")) {
+          continue;
+        }
+        out.add(
+            r.key()
+                + "/"
+                + new String(r.headers().lastHeader("request_id").value(), StandardCharsets.UTF_8));
+      }
+      return out;
+    }
+  }
+}
