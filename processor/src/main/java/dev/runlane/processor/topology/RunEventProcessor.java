@@ -95,6 +95,11 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   /** The drain in which the oldest marker this task owes was queued. */
   private long doneLaterDrain;
 
+  /** The task's stream time at the last drain, and the wall time at which it last moved (D46). */
+  private long streamTimeMs = Long.MIN_VALUE;
+
+  private long streamMovedAtMs;
+
   /** In block mode, since when Redis has not answered this task (System.nanoTime), or -1. */
   private long blockedSinceNanos = -1;
 
@@ -142,6 +147,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     this.owner = settings.ownerPrefix() + context.taskId().toString();
     this.roundTrip = roundTrips.current();
     roundTrip.join(owner);
+    this.streamMovedAtMs = context.currentSystemTimeMs();
     // Every task of the thread drains on one grid, so that they drain in the same pass and the
     // first round trip of the pass carries them all (D45).
     long first =
@@ -220,10 +226,19 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       }
     }
     if (held != null) {
+      long now = context.currentSystemTimeMs();
+      if (context.currentStreamTimeMs() > streamTimeMs) {
+        streamTimeMs = context.currentStreamTimeMs();
+        streamMovedAtMs = now;
+      }
       if (parked.isEmpty()) {
-        // Nothing arrives to move this task's time on: release by the wall clock, so that an
-        // idle partition does not hold its events for ever (D46).
-        releaseDue(context.currentSystemTimeMs());
+        // Nothing arrives to move this task's time on: let it move with the wall clock from where
+        // its records left it, so that an idle partition does not hold its events for ever. Not
+        // from the wall clock itself: after a restart the task drains before it has read again
+        // what its last commit did not cover, and releasing every restored event at once would
+        // make those stale (D46).
+        long base = streamTimeMs >= 0 ? streamTimeMs : held.earliestArrival();
+        releaseDue(base + (now - streamMovedAtMs));
       }
       while (held.size() > settings.maxHeld()) {
         release(held.releaseEarliest(), true);
