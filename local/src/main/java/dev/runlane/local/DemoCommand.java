@@ -44,12 +44,22 @@ final class DemoCommand implements Callable<Integer> {
       description = "How long to wait for retries and late duplicates after generation ends.")
   Duration drainTimeout;
 
+  @Option(
+      names = "--reorder-window",
+      defaultValue = "PT0S",
+      description = {
+        "The processor's PROCESSOR_REORDER_WINDOW (ISO-8601, e.g. PT1S; at most PT5S): events",
+        "arriving within it are applied in order, and the report checks that (D46)."
+      })
+  Duration reorderWindow;
+
   @Override
   public Integer call() throws InterruptedException {
     PrintStream out = System.out;
     long workloadSeed = seed != null ? seed : System.nanoTime();
     out.println("starting the runlane stack on free ports ...");
-    try (Stack stack = Stack.start(Stack.Settings.freePorts(Stack.newSecret()))) {
+    try (Stack stack =
+        Stack.start(Stack.Settings.freePorts(Stack.newSecret()).withReorderWindow(reorderWindow))) {
       out.println(
           "stack up: webhooks "
               + stack.webhookUri()
@@ -60,8 +70,9 @@ final class DemoCommand implements Callable<Integer> {
               + ", redis "
               + stack.redisDescription());
       out.printf(
-          "simulating Sume for %ds at %.0f events/s (retry schedule x%.0f faster, seed %d)%n",
-          duration.toSeconds(), rate, timeScale, workloadSeed);
+          "simulating Sume for %ds at %.0f events/s (retry schedule x%.0f faster, seed %d, reorder"
+              + " window %d ms)%n",
+          duration.toSeconds(), rate, timeScale, workloadSeed, reorderWindow.toMillis());
       Report report;
       try (SumeSimulator simulator =
               new SumeSimulator(
@@ -82,7 +93,7 @@ final class DemoCommand implements Callable<Integer> {
         out.println("waiting for the pipeline to settle, then verifying ...");
         report =
             new PipelineVerifier(stack.verifierTarget())
-                .verify(simulator.ledger(), Duration.ofSeconds(60));
+                .verify(simulator.ledger(), Duration.ofSeconds(60), reorderWindow);
       }
       out.println(report.summary());
       out.println("stopping the stack ...");

@@ -62,16 +62,23 @@ public final class Stack implements AutoCloseable {
       int processorPort,
       int partitions,
       Secret secret,
-      URI redisUri) {
+      URI redisUri,
+      Duration reorderWindow) {
 
     /** The documented default ports 8080, 9080 and 9081 on loopback, 6 partitions. */
     public static Settings defaults(Secret secret) {
-      return new Settings("127.0.0.1", 8080, 9080, 9081, 6, secret, null);
+      return new Settings("127.0.0.1", 8080, 9080, 9081, 6, secret, null, Duration.ZERO);
     }
 
     /** Free ports for everything: never clashes with another stack or service. */
     public static Settings freePorts(Secret secret) {
-      return new Settings("127.0.0.1", 0, 0, 0, 6, secret, null);
+      return new Settings("127.0.0.1", 0, 0, 0, 6, secret, null, Duration.ZERO);
+    }
+
+    /** The same, with the processor's reorder window (D46). */
+    public Settings withReorderWindow(Duration window) {
+      return new Settings(
+          host, ingressPort, ingressAdminPort, processorPort, partitions, secret, redisUri, window);
     }
   }
 
@@ -204,6 +211,8 @@ public final class Stack implements AutoCloseable {
     String stackId = Long.toString(new SecureRandom().nextLong() & Long.MAX_VALUE, 36);
     return ProcessorConfig.fromEnv(
             Map.of(
+                "PROCESSOR_REORDER_WINDOW",
+                settings.reorderWindow().toMillis() + "ms",
                 "KAFKA_BOOTSTRAP_SERVERS",
                 bootstrap,
                 "REDIS_URL",

@@ -3,6 +3,7 @@ package dev.runlane.local;
 import dev.runlane.common.config.Secret;
 import java.io.PrintStream;
 import java.net.URI;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -48,7 +49,8 @@ final class UpCommand implements Callable<Integer> {
   public Integer call() throws InterruptedException {
     Secret signing = secret == null || secret.isBlank() ? Stack.newSecret() : Secret.of(secret);
     Stack.Settings settings =
-        new Stack.Settings(host, port, adminPort, processorPort, partitions, signing, redisUrl);
+        new Stack.Settings(
+            host, port, adminPort, processorPort, partitions, signing, redisUrl, Duration.ZERO);
     PrintStream out = System.out;
     out.println("starting the runlane stack (Kafka, Redis, ingress, processor) ...");
     Stack stack = Stack.start(settings);
