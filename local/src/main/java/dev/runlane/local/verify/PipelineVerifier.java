@@ -219,20 +219,31 @@ public final class PipelineVerifier {
                     : "")));
 
     if (!reorderWindow.isZero()) {
-      // Stale only if it arrived a window after the applied event it was judged against: that
-      // one was released by then. Ingress receive times of one partition can interleave by a few
-      // milliseconds.
+      // Stale only if it was decided a window after the applied event it was judged against
+      // arrived: that one was released by then. The processor decides on record timestamps, in
+      // partition order (D46); ingress receive times of one partition interleave by a few ms.
       long slackMs = 50;
       List<String> withinWindow = new ArrayList<>();
-      for (String id : down.stale) {
-        String against = down.staleAgainst.get(id);
-        Long at = down.receivedAt.get(id);
-        Long againstAt = against == null ? null : down.receivedAt.get(against);
+      for (String[] stale : down.staleRecords) {
+        String id = stale[0];
+        String against = stale[2];
+        Long decided = down.decidedNoEarlier.get(id + "@" + stale[1]);
+        Long againstAt = down.receivedAt.get(against);
         if (!down.applied.containsKey(id)
-            && at != null
+            && decided != null
             && againstAt != null
-            && at - againstAt < reorderWindow.toMillis() - slackMs) {
-          withinWindow.add(id + " arrived " + (at - againstAt) + " ms after " + against);
+            && decided - againstAt < reorderWindow.toMillis() - slackMs) {
+          withinWindow.add(
+              id
+                  + " decided "
+                  + (decided - againstAt)
+                  + " ms after "
+                  + against
+                  + " (input "
+                  + down.inputRecords.get(id)
+                  + " vs "
+                  + down.inputRecords.get(against)
+                  + ")");
         }
       }
       checks.add(
@@ -358,10 +369,29 @@ public final class PipelineVerifier {
     /** Stale request id -> the run's last applied request id when it was judged stale. */
     final Map<String, String> staleAgainst = new HashMap<>();
 
+    /**
+     * Each stale record: its request id, its timestamp (its delivery's), what it was stale against.
+     */
+    final List<String[]> staleRecords = new ArrayList<>();
+
     final Map<String, JsonNode> runs = new HashMap<>();
 
-    /** Request id -> when the ingress received it (ms), from applied and stale records. */
+    /** Applied request id -> its record timestamp: when the ingress received it (ms). */
     final Map<String, Long> receivedAt = new HashMap<>();
+
+    /**
+     * Request id and record timestamp (one delivery) -> the earliest task time (ms) at which it can
+     * have been decided: the later of its own timestamp and the latest timestamp before it in its
+     * input partition. A record that reached the input late (a slow ack, a produce retried) carries
+     * an old timestamp but is decided when its turn in the partition comes (D46).
+     */
+    final Map<String, Long> decidedNoEarlier = new HashMap<>();
+
+    /** Request id -> its input records, as partition@offset:timestamp (for failure details). */
+    final Map<String, List<String>> inputRecords = new HashMap<>();
+
+    /** Input partition -> the latest record timestamp read so far. */
+    final Map<Integer, Long> inputTime = new HashMap<>();
 
     long appliedRecords;
     long replayed;
@@ -386,7 +416,7 @@ public final class PipelineVerifier {
             Admin.create(
                 Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, target.bootstrapServers()))) {
       List<TopicPartition> partitions = new ArrayList<>();
-      for (String topic : List.of(t.events(), t.stale(), t.runs())) {
+      for (String topic : List.of(t.webhooks(), t.events(), t.stale(), t.runs())) {
         List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(30));
         infos.forEach(i -> partitions.add(new TopicPartition(topic, i.partition())));
       }
@@ -433,13 +463,20 @@ public final class PipelineVerifier {
       }
       return;
     }
-    String received = RecordHeaders.get(r.headers(), RecordHeaders.RECEIVED_AT);
-    if (requestId != null && received != null && !r.topic().equals(t.runs())) {
-      try {
-        down.receivedAt.putIfAbsent(requestId, Long.parseLong(received));
-      } catch (NumberFormatException e) {
-        // not ours to judge here: the order checks do not need it
+    if (r.topic().equals(t.webhooks())) {
+      long before = down.inputTime.getOrDefault(r.partition(), Long.MIN_VALUE);
+      down.inputTime.put(r.partition(), Math.max(before, r.timestamp()));
+      if (requestId != null) {
+        down.decidedNoEarlier.merge(
+            requestId + "@" + r.timestamp(), Math.max(before, r.timestamp()), Math::min);
+        down.inputRecords
+            .computeIfAbsent(requestId, k -> new ArrayList<>())
+            .add(r.partition() + "@" + r.offset() + ":" + r.timestamp());
       }
+      return;
+    }
+    if (requestId != null && r.topic().equals(t.events())) {
+      down.receivedAt.putIfAbsent(requestId, r.timestamp());
     }
     if (r.topic().equals(t.events())) {
       down.appliedRecords++;
@@ -453,6 +490,7 @@ public final class PipelineVerifier {
         String against = RecordHeaders.get(r.headers(), "stale.last_request_id");
         if (against != null) {
           down.staleAgainst.put(requestId, against);
+          down.staleRecords.add(new String[] {requestId, Long.toString(r.timestamp()), against});
         }
       }
     } else if (r.value() == null) {
