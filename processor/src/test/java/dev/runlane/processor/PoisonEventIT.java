@@ -59,9 +59,9 @@ class PoisonEventIT {
           .dontCatchUncaughtExceptions()
           .until(() -> dlq.poll().size() == 1 && events.poll().size() == 3);
       ConsumerRecord<String, byte[]> dead = dlq.records.get(0);
-      assertThat(header(dead, RecordHeaders.REQUEST_ID)).isEqualTo("poison");
-      assertThat(header(dead, RecordHeaders.DLQ_REASON)).isEqualTo("apply_failed");
-      assertThat(header(dead, RecordHeaders.DLQ_DETAIL))
+      assertThat(ProcessorHarness.header(dead, RecordHeaders.REQUEST_ID)).isEqualTo("poison");
+      assertThat(ProcessorHarness.header(dead, RecordHeaders.DLQ_REASON)).isEqualTo("apply_failed");
+      assertThat(ProcessorHarness.header(dead, RecordHeaders.DLQ_DETAIL))
           .contains("3 attempts failed")
           .contains("java.lang.IllegalArgumentException: cannot decide this one");
       assertThat(new String(dead.value(), StandardCharsets.UTF_8)).contains("\"poison\"");
@@ -84,9 +84,5 @@ class PoisonEventIT {
   private static double retried(ProcessorHarness h, String result) {
     var c = h.registry.find(ProcessorMetrics.APPLY_FAILURES).tag("result", result).counter();
     return c == null ? 0 : c.count();
-  }
-
-  private static String header(ConsumerRecord<String, byte[]> record, String name) {
-    return new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
   }
 }

@@ -168,6 +168,11 @@ final class ProcessorHarness implements AutoCloseable {
     producer.flush();
   }
 
+  /** A header of an output record, as text. */
+  static String header(ConsumerRecord<String, byte[]> record, String name) {
+    return new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
+  }
+
   double count(String outcome, String layer) {
     var c =
         registry

@@ -64,20 +64,22 @@ class RecordLimitsIT {
       ConsumerRecord<String, byte[]> first = dlq.records.get(0);
       ConsumerRecord<String, byte[]> second = dlq.records.get(1);
       ConsumerRecord<String, byte[]> fatLetter =
-          "too_large".equals(header(first, RecordHeaders.DLQ_REASON)) ? first : second;
+          "too_large".equals(ProcessorHarness.header(first, RecordHeaders.DLQ_REASON))
+              ? first
+              : second;
       ConsumerRecord<String, byte[]> keyLetter = fatLetter == first ? second : first;
       assertThat(fatLetter.value()).as("a reference, not the record").isNull();
       assertThat(fatLetter.headers().lastHeader("padding")).isNull();
-      assertThat(header(fatLetter, RecordHeaders.DLQ_DETAIL)).contains("bytes of headers");
-      assertThat(header(fatLetter, RecordHeaders.DLQ_SOURCE)).startsWith(h.topics.webhooks());
-      assertThat(header(keyLetter, RecordHeaders.DLQ_REASON)).isEqualTo("key_mismatch");
-      assertThat(header(keyLetter, RecordHeaders.DLQ_DETAIL)).contains("not UTF-8");
+      assertThat(ProcessorHarness.header(fatLetter, RecordHeaders.DLQ_DETAIL))
+          .contains("bytes of headers");
+      assertThat(ProcessorHarness.header(fatLetter, RecordHeaders.DLQ_SOURCE))
+          .startsWith(h.topics.webhooks());
+      assertThat(ProcessorHarness.header(keyLetter, RecordHeaders.DLQ_REASON))
+          .isEqualTo("key_mismatch");
+      assertThat(ProcessorHarness.header(keyLetter, RecordHeaders.DLQ_DETAIL))
+          .contains("not UTF-8");
       assertThat(h.app.streams().state()).isEqualTo(KafkaStreams.State.RUNNING);
       assertThat(h.app.fatal()).isNull();
     }
-  }
-
-  private static String header(ConsumerRecord<String, byte[]> record, String name) {
-    return new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
   }
 }

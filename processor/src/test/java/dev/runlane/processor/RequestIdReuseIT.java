@@ -66,8 +66,8 @@ class RequestIdReuseIT {
           dlq.poll().stream()
               .collect(
                   Collectors.toMap(
-                      r -> header(r, RecordHeaders.REQUEST_ID),
-                      r -> r.key() + " " + header(r, RecordHeaders.DLQ_REASON)));
+                      r -> ProcessorHarness.header(r, RecordHeaders.REQUEST_ID),
+                      r -> r.key() + " " + ProcessorHarness.header(r, RecordHeaders.DLQ_REASON)));
       assertThat(reused)
           .containsOnly(
               Map.entry("later-batch", samePartition + " request_id_reused"),
@@ -88,10 +88,6 @@ class RequestIdReuseIT {
                   Collectors.mapping(
                       r -> new String(r.value(), StandardCharsets.UTF_8), Collectors.toList())));
     }
-  }
-
-  private static String header(ConsumerRecord<String, byte[]> record, String name) {
-    return new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
   }
 
   /** Kafka's default partitioner for a keyed record. */
