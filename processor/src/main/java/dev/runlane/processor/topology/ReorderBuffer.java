@@ -24,7 +24,8 @@ final class ReorderBuffer {
   /** A held event and the input offset it was read at. */
   record Held(long offset, PendingEvent event) {}
 
-  private record Entry(long arrival, Instant createdAt, String requestId, long offset) {}
+  private record Entry(
+      long arrival, String runId, Instant createdAt, String requestId, long offset) {}
 
   private static final Comparator<Entry> BY_ARRIVAL =
       Comparator.comparingLong(Entry::arrival).thenComparingLong(Entry::offset);
@@ -38,7 +39,6 @@ final class ReorderBuffer {
   private final KeyValueStore<Long, PendingEvent> store;
   private final NavigableSet<Entry> byArrival = new TreeSet<>(BY_ARRIVAL);
   private final Map<String, NavigableSet<Entry>> byRun = new HashMap<>();
-  private final Map<Long, String> runOf = new HashMap<>();
   private final Map<String, Long> heldIds = new HashMap<>(); // run + request id -> offset
 
   ReorderBuffer(KeyValueStore<Long, PendingEvent> store) {
@@ -77,8 +77,7 @@ final class ReorderBuffer {
    */
   List<Held> releaseEarliest() {
     Entry earliest = byArrival.first();
-    String runId = runOf.get(earliest.offset());
-    NavigableSet<Entry> run = byRun.get(runId);
+    NavigableSet<Entry> run = byRun.get(earliest.runId());
     List<Held> out = new ArrayList<>();
     for (Entry e : new ArrayList<>(run.headSet(earliest, true))) {
       PendingEvent event = store.get(e.offset());
@@ -90,10 +89,10 @@ final class ReorderBuffer {
   }
 
   private void index(long offset, PendingEvent event) {
-    Entry entry = new Entry(event.timestamp(), event.createdAt(), event.requestId(), offset);
+    Entry entry =
+        new Entry(event.timestamp(), event.runId(), event.createdAt(), event.requestId(), offset);
     byArrival.add(entry);
     byRun.computeIfAbsent(event.runId(), r -> new TreeSet<>(BY_ORDER)).add(entry);
-    runOf.put(offset, event.runId());
     heldIds.put(idOf(event), offset);
   }
 
@@ -104,7 +103,6 @@ final class ReorderBuffer {
     if (run.isEmpty()) {
       byRun.remove(event.runId());
     }
-    runOf.remove(entry.offset());
     heldIds.remove(idOf(event));
   }
 

@@ -670,40 +670,49 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   }
 
   private void deadLetter(PendingEvent event, Replay.Range range, String reason, String detail) {
-    if (!range.emits()) {
-      return; // dead-lettered by the generation that decided it first
-    }
-    Headers headers = output(event.headers(), range);
-    RecordHeaders.put(headers, RecordHeaders.DLQ_REASON, reason);
-    RecordHeaders.put(headers, RecordHeaders.DLQ_DETAIL, detail);
-    context.forward(
-        new Record<>(event.runId(), event.raw(), event.timestamp(), headers),
-        ProcessorTopology.DLQ_SINK);
-    log.warn(
-        "dead-lettered request_id={} run_id={} reason={}: {}",
+    deadLetter(
+        new Record<>(event.runId(), event.raw(), event.timestamp(), event.headers()),
         event.requestId(),
-        event.runId(),
+        range,
         reason,
         detail);
   }
 
   private void toDeadLetters(
       Record<String, byte[]> record, long offset, String reason, String detail) {
-    Replay.Range range = rangeOf(offset, record.headers());
-    if (!range.emits()) {
+    String requestId = RecordHeaders.get(record.headers(), RecordHeaders.REQUEST_ID);
+    if (deadLetter(record, requestId, rangeOf(offset, record.headers()), reason, detail)) {
+      metrics.invalid();
+    } else {
       metrics.replayed(false);
-      return; // dead-lettered by the generation that read it first
     }
-    metrics.invalid();
+  }
+
+  /**
+   * Writes {@code record} to the DLQ with its reason and detail.
+   *
+   * @return false, writing nothing, when the generation that read it first dead-lettered it (D35)
+   */
+  private boolean deadLetter(
+      Record<String, byte[]> record,
+      String requestId,
+      Replay.Range range,
+      String reason,
+      String detail) {
+    if (!range.emits()) {
+      return false;
+    }
     Headers headers = output(record.headers(), range);
     RecordHeaders.put(headers, RecordHeaders.DLQ_REASON, reason);
     RecordHeaders.put(headers, RecordHeaders.DLQ_DETAIL, detail);
     context.forward(record.withHeaders(headers), ProcessorTopology.DLQ_SINK);
     log.warn(
-        "dead-lettered record key={} request_id={} reason={}",
+        "dead-lettered request_id={} run_id={} reason={}: {}",
+        requestId,
         record.key(),
-        RecordHeaders.get(record.headers(), RecordHeaders.REQUEST_ID),
-        reason);
+        reason,
+        detail);
+    return true;
   }
 
   /**
