@@ -512,12 +512,15 @@ class ProcessorIT {
 
   private static final HttpClient HTTP = HttpClient.newHttpClient();
 
-  /** The run's state from the query API, once the store answers (503 while it restores). */
+  /**
+   * The run's state from the query API, once the store answers (503 while it restores) and its
+   * state is committed (404 until then: the API reads committed state, D44).
+   */
   static RunState queryRun(ProcessorHarness h, String runId) {
     HttpResponse<byte[]> response =
         await()
             .atMost(Duration.ofSeconds(30))
-            .until(() -> get(h, "/runs/" + runId), r -> r.statusCode() != 503);
+            .until(() -> get(h, "/runs/" + runId), r -> r.statusCode() == 200);
     assertThat(response.statusCode()).isEqualTo(200);
     return RunStateJson.fromJson(response.body());
   }
