@@ -1056,13 +1056,16 @@ class ProcessorFailoverIT {
               .sum();
     }
 
-    /** The run's state from the query API, once the store answers (503 while it restores). */
+    /**
+     * The run's state from the query API, once the store answers (503 while it restores) and the
+     * state is committed (404 until then, D44).
+     */
     RunState queryRun(String runId) {
       HttpResponse<byte[]> response =
           await()
               .atMost(Duration.ofSeconds(30))
               .ignoreExceptions()
-              .until(() -> get("/runs/" + runId), r -> r.statusCode() != 503);
+              .until(() -> get("/runs/" + runId), r -> r.statusCode() == 200);
       assertThat(response.statusCode()).as("/runs/%s", runId).isEqualTo(200);
       return RunStateJson.fromJson(response.body());
     }
