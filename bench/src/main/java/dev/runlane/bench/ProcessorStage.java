@@ -312,6 +312,12 @@ final class ProcessorStage {
         }
         LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
       }
+      if (!config.reorderWindow().isZero()) {
+        // Committed input offsets do not mean every output is out: held events are applied
+        // after their window, from the held store. Done when each held event was released and
+        // a commit of every stream thread followed (D46).
+        awaitReleased(registry, app, deadline);
+      }
       double seconds = (System.nanoTime() - start) / 1e9;
       long roundTrips = roundTrips(registry);
       Map<String, Double> outcomes =
@@ -388,6 +394,53 @@ final class ProcessorStage {
     Map<TopicPartition, Long> out = new HashMap<>();
     admin.listOffsets(req).all().get().forEach((tp, info) -> out.put(tp, info.offset()));
     return out;
+  }
+
+  /** Until every held event was released, and then every stream thread committed once more. */
+  private static void awaitReleased(MeterRegistry registry, ProcessorApp app, long deadline) {
+    while (released(registry) < counted(registry, "runlane.processor.events", "outcome", "held")) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("held events not released after 15 minutes");
+      }
+      LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
+    }
+    Map<String, Double> before = threadCommits(app.streams());
+    while (!committedSince(before, threadCommits(app.streams()))) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("no commit after the last release within 15 minutes");
+      }
+      LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
+    }
+  }
+
+  private static double released(MeterRegistry registry) {
+    return counted(registry, "runlane.processor.reorder.events", "event", "released")
+        + counted(registry, "runlane.processor.reorder.events", "event", "released_early");
+  }
+
+  private static double counted(MeterRegistry registry, String name, String tag, String value) {
+    return registry.find(name).tag(tag, value).counters().stream()
+        .mapToDouble(Counter::count)
+        .sum();
+  }
+
+  /** Each stream thread's {@code commit-total}. */
+  private static Map<String, Double> threadCommits(org.apache.kafka.streams.KafkaStreams streams) {
+    Map<String, Double> commits = new HashMap<>();
+    streams.metrics().values().stream()
+        .filter(m -> m.metricName().group().equals("stream-thread-metrics"))
+        .filter(m -> m.metricName().name().equals("commit-total"))
+        .forEach(
+            m ->
+                commits.put(
+                    m.metricName().tags().get("thread-id"),
+                    ((Number) m.metricValue()).doubleValue()));
+    return commits;
+  }
+
+  private static boolean committedSince(Map<String, Double> before, Map<String, Double> now) {
+    return before.entrySet().stream()
+        .allMatch(e -> now.getOrDefault(e.getKey(), 0.0) > e.getValue());
   }
 
   /** The group's committed input offsets, summed over the partitions of {@code end}. */

@@ -279,7 +279,10 @@ public final class ProcessorApp implements AutoCloseable {
             new ProcessorMetrics(registry),
             EnvelopeParser.withDefaults(),
             faultHook,
-            redisBudget);
+            redisBudget,
+            new InputRecords(
+                config.kafkaClient().withBootstrap(config.bootstrapServers()),
+                generation.applicationId() + "-held-reader"));
     Properties properties = streamsProperties(config, self, generation.applicationId());
     KafkaStreams streams = new KafkaStreams(topology, properties, clients);
     streams.setUncaughtExceptionHandler(this::onStreamThreadDied);

@@ -154,6 +154,19 @@ class ReorderWindowFailoverIT {
                   .doesNotHaveDuplicates()
                   .isSortedAccordingTo(ORDER));
       assertThat(byRun).as("applied events of each run, in order").isEqualTo(expected);
+      // Held events restored after a kill carry the body and headers read back from the input
+      // (D49): every applied record is its input record's body, under the input's headers.
+      Map<String, List<ConsumerRecord<String, byte[]>>> copies =
+          input.records.stream().collect(Collectors.groupingBy(ReorderWindowFailoverIT::id));
+      applied.records.forEach(
+          r ->
+              assertThat(copies.get(id(r)))
+                  .as("input copies of %s", id(r))
+                  .anySatisfy(
+                      in -> {
+                        assertThat(r.value()).as("body").isEqualTo(in.value());
+                        assertThat(r.timestamp()).as("timestamp").isEqualTo(in.timestamp());
+                      }));
       // The last state of each run: its newest event, with every event counted.
       Map<String, RunState.Head> last = new TreeMap<>();
       Map<String, RunState.Head> newest = new TreeMap<>();

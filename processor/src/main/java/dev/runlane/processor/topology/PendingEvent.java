@@ -28,6 +28,17 @@ record PendingEvent(
 
   private static final byte VERSION = 1;
 
+  /** This event without its body and headers, as the held store keeps it (D49). */
+  PendingEvent withoutBody() {
+    return new PendingEvent(
+        runId, requestId, createdAt, type, timestamp, new RecordHeaders(), null);
+  }
+
+  /** This event with the body and headers read back from its input record (D49). */
+  PendingEvent withBody(Headers inputHeaders, byte[] body) {
+    return new PendingEvent(runId, requestId, createdAt, type, timestamp, inputHeaders, body);
+  }
+
   static final class PendingEventSerde implements Serde<PendingEvent> {
     @Override
     public Serializer<PendingEvent> serializer() {

@@ -40,6 +40,7 @@ public final class ProcessorTopology {
         RedisBudget.unbounded());
   }
 
+  /** A topology that never restarts with held events: TopologyTestDriver tests. */
   public static Topology build(
       TopologySettings settings,
       Dedup dedup,
@@ -47,6 +48,22 @@ public final class ProcessorTopology {
       EnvelopeParser parser,
       FaultHook faultHook,
       RedisBudget redisBudget) {
+    return build(settings, dedup, metrics, parser, faultHook, redisBudget, InputReader.NONE);
+  }
+
+  /**
+   * The processor's topology.
+   *
+   * @param inputReader reads held events' bodies back from the input when a task starts (D49)
+   */
+  public static Topology build(
+      TopologySettings settings,
+      Dedup dedup,
+      ProcessorMetrics metrics,
+      EnvelopeParser parser,
+      FaultHook faultHook,
+      RedisBudget redisBudget,
+      InputReader inputReader) {
     TopicNames topics = settings.topics();
     Topology topology = new Topology();
     FailedAttempts failures = new FailedAttempts();
@@ -57,7 +74,15 @@ public final class ProcessorTopology {
         PROCESSOR,
         () ->
             new RunEventProcessor(
-                settings, parser, dedup, metrics, faultHook, failures, redisBudget, roundTrips),
+                settings,
+                parser,
+                dedup,
+                metrics,
+                faultHook,
+                failures,
+                redisBudget,
+                roundTrips,
+                inputReader),
         SOURCE);
     // No record cache for the run store: its working set (every active run) would fill the
     // thread's cache, and the cache evicts from the store being written, so each parked event's
@@ -81,11 +106,12 @@ public final class ProcessorTopology {
             .withCachingEnabled()
             .withLoggingEnabled(PENDING_CHANGELOG),
         PROCESSOR);
-    // Held events are decided ones waiting for their reorder window (D46): in RocksDB, off the
-    // heap, as a window can hold many bodies; changelogged so that they are exactly-once.
+    // Held events are decided ones waiting for their reorder window (D46), changelogged so that
+    // they are exactly-once. Without their bodies, which stay in the input (D49), they are small
+    // and short-lived: in memory, as the task keeps them in memory anyway.
     topology.addStateStore(
         Stores.keyValueStoreBuilder(
-                Stores.persistentKeyValueStore(StoreNames.HELD),
+                Stores.inMemoryKeyValueStore(StoreNames.HELD),
                 Serdes.Long(),
                 new PendingEvent.PendingEventSerde())
             .withCachingDisabled()

@@ -1,6 +1,7 @@
 package dev.runlane.processor.topology;
 
 import dev.runlane.processor.runs.RunState;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -8,17 +9,25 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableSet;
+import java.util.TreeMap;
 import java.util.TreeSet;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
  * One task's events held by the reorder window (D46): decided, newer than what their run applied,
- * and not applied yet. They live in a changelogged store keyed by input offset, so that they are
- * exactly-once like the pending events; two in-memory indexes (by arrival, and by run in
- * (created_at, request_id) order) are rebuilt from it whenever the task starts, and bounded by the
- * cap on held events.
+ * and not applied yet.
+ *
+ * <p>Which events are held lives in a changelogged store keyed by input offset, so that holding is
+ * exactly-once like parking; the store keeps each event without its body and headers, which the
+ * input topic holds at that offset already. Writing the body a second time to the changelog cost
+ * more than a third of the processor's throughput (D49). The events themselves, bodies included,
+ * are kept in memory with two indexes (by arrival, and by run in (created_at, request_id) order);
+ * all are rebuilt when the task starts, the bodies read back from the input, and the cap on held
+ * events bounds them.
  */
 final class ReorderBuffer {
   /** A held event and the input offset it was read at. */
@@ -37,18 +46,30 @@ final class ReorderBuffer {
           .thenComparingLong(Entry::offset);
 
   private final KeyValueStore<Long, PendingEvent> store;
+  private final Map<Long, PendingEvent> events = new HashMap<>();
   private final NavigableSet<Entry> byArrival = new TreeSet<>(BY_ARRIVAL);
   private final Map<String, NavigableSet<Entry>> byRun = new HashMap<>();
   private final Map<String, Long> heldIds = new HashMap<>(); // run + request id -> offset
 
-  ReorderBuffer(KeyValueStore<Long, PendingEvent> store) {
+  /**
+   * Rebuilds the held events of the task reading {@code input} from its store, reading their bodies
+   * back from the input.
+   */
+  ReorderBuffer(KeyValueStore<Long, PendingEvent> store, InputReader reader, TopicPartition input) {
     this.store = store;
+    TreeMap<Long, PendingEvent> stored = new TreeMap<>();
     try (KeyValueIterator<Long, PendingEvent> it = store.all()) {
       while (it.hasNext()) {
         KeyValue<Long, PendingEvent> kv = it.next();
-        index(kv.key, kv.value);
+        stored.put(kv.key, kv.value);
       }
     }
+    if (stored.isEmpty()) {
+      return;
+    }
+    Map<Long, ConsumerRecord<byte[], byte[]>> records =
+        reader.read(input, stored.navigableKeySet());
+    stored.forEach((offset, held) -> index(offset, withBody(input, offset, held, records)));
   }
 
   int size() {
@@ -61,7 +82,7 @@ final class ReorderBuffer {
   }
 
   void hold(long offset, PendingEvent event) {
-    store.put(offset, event);
+    store.put(offset, event.withoutBody());
     index(offset, event);
   }
 
@@ -80,30 +101,59 @@ final class ReorderBuffer {
     NavigableSet<Entry> run = byRun.get(earliest.runId());
     List<Held> out = new ArrayList<>();
     for (Entry e : new ArrayList<>(run.headSet(earliest, true))) {
-      PendingEvent event = store.get(e.offset());
       store.delete(e.offset());
-      unindex(e, event);
-      out.add(new Held(e.offset(), event));
+      out.add(new Held(e.offset(), unindex(e)));
     }
     return out;
+  }
+
+  /**
+   * The held event {@code stored} with its body and headers from the input record at its offset,
+   * which must be the same event: the input is checked to be the one the store was built from when
+   * a generation starts (D35), and this guards against anything that slipped through.
+   */
+  private static PendingEvent withBody(
+      TopicPartition input,
+      long offset,
+      PendingEvent stored,
+      Map<Long, ConsumerRecord<byte[], byte[]>> records) {
+    ConsumerRecord<byte[], byte[]> record = records.get(offset);
+    if (record == null
+        || record.key() == null
+        || !stored.runId().equals(new String(record.key(), StandardCharsets.UTF_8))) {
+      throw new IllegalStateException(
+          "the held event request_id="
+              + stored.requestId()
+              + " run_id="
+              + stored.runId()
+              + " is not at offset "
+              + offset
+              + " of "
+              + input
+              + " any more: the input changed under the processor's state");
+    }
+    return stored.withBody(record.headers(), record.value());
   }
 
   private void index(long offset, PendingEvent event) {
     Entry entry =
         new Entry(event.timestamp(), event.runId(), event.createdAt(), event.requestId(), offset);
+    events.put(offset, event);
     byArrival.add(entry);
     byRun.computeIfAbsent(event.runId(), r -> new TreeSet<>(BY_ORDER)).add(entry);
     heldIds.put(idOf(event), offset);
   }
 
-  private void unindex(Entry entry, PendingEvent event) {
+  private PendingEvent unindex(Entry entry) {
+    PendingEvent event = events.remove(entry.offset());
     byArrival.remove(entry);
-    NavigableSet<Entry> run = byRun.get(event.runId());
+    NavigableSet<Entry> run = byRun.get(entry.runId());
     run.remove(entry);
     if (run.isEmpty()) {
-      byRun.remove(event.runId());
+      byRun.remove(entry.runId());
     }
     heldIds.remove(idOf(event));
+    return event;
   }
 
   private static String idOf(PendingEvent event) {

@@ -29,6 +29,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.PunctuationType;
@@ -78,6 +79,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   private final FailedAttempts failures;
   private final RedisBudget budget;
   private final SharedRoundTrips roundTrips;
+  private final InputReader inputReader;
 
   private ProcessorContext<String, byte[]> context;
   private KeyValueStore<Long, PendingEvent> pending;
@@ -111,7 +113,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       FaultHook faultHook,
       FailedAttempts failures,
       RedisBudget budget,
-      SharedRoundTrips roundTrips) {
+      SharedRoundTrips roundTrips,
+      InputReader inputReader) {
     this.settings = settings;
     this.parser = parser;
     this.dedup = dedup;
@@ -120,6 +123,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     this.failures = failures;
     this.budget = budget;
     this.roundTrips = roundTrips;
+    this.inputReader = inputReader;
   }
 
   @Override
@@ -134,7 +138,12 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     }
     this.runs = context.getStateStore(StoreNames.RUNS);
     this.held =
-        settings.reorders() ? new ReorderBuffer(context.getStateStore(StoreNames.HELD)) : null;
+        settings.reorders()
+            ? new ReorderBuffer(
+                context.getStateStore(StoreNames.HELD),
+                inputReader,
+                new TopicPartition(settings.topics().webhooks(), context.taskId().partition()))
+            : null;
     // New with every init(): a head cached before the store was rolled back or restored would
     // decide against a state that no longer exists. Streams may call init() again on a processor
     // it revives rather than build a new one (D33).
@@ -147,7 +156,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     this.owner = settings.ownerPrefix() + context.taskId().toString();
     this.roundTrip = roundTrips.current();
     roundTrip.join(owner);
-    this.streamMovedAtMs = context.currentSystemTimeMs();
+    // Set at the first drain, not here: the stream thread initializes its other tasks after this
+    // one (reading their held events back takes a moment each), and that time is no idleness.
+    this.streamMovedAtMs = -1;
     // Every task of the thread drains on one grid, so that they drain in the same pass and the
     // first round trip of the pass carries them all (D45).
     long first =
@@ -227,7 +238,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     }
     if (held != null) {
       long now = context.currentSystemTimeMs();
-      if (context.currentStreamTimeMs() > streamTimeMs) {
+      if (streamMovedAtMs < 0 || context.currentStreamTimeMs() > streamTimeMs) {
         streamTimeMs = context.currentStreamTimeMs();
         streamMovedAtMs = now;
       }

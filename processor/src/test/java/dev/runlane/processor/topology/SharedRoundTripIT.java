@@ -109,7 +109,8 @@ class SharedRoundTripIT {
               },
               new FailedAttempts(),
               RedisBudget.unbounded(),
-              roundTrips);
+              roundTrips,
+              InputReader.NONE);
       processor.init(context);
     }
 
