@@ -57,6 +57,8 @@ final class ProcessorStage {
     "PROCESSOR_ROCKSDB_MEMORY_MB"
   };
 
+  private static final Map<String, String> WINDOW_1S = Map.of("PROCESSOR_REORDER_WINDOW", "1s");
+
   static final int RUNS = 100_000;
   static final int DUPLICATE_PERCENT = 20;
   static final int BODY_BYTES = 512;
@@ -79,7 +81,8 @@ final class ProcessorStage {
       long roundTrips,
       Map<String, Double> outcomes,
       double decidedSeconds,
-      Map<String, Double> bytesWritten) {
+      Map<String, Double> bytesWritten,
+      double heapPerHeld) {
     double rate() {
       return events / seconds;
     }
@@ -116,7 +119,10 @@ final class ProcessorStage {
             effective.batchInterval().toMillis(),
             BenchContext.PARTITIONS));
     EmbeddedRedis redis = ctx.redis();
-    runOnce(warmInput, "bench-warm", true, 50_000, redis); // JIT warm-up, discarded
+    // JIT warm-up, its rate discarded; with a window, so that the window's paths are warm too, and
+    // the heap its held events take is measured there, where pausing for a full GC costs no rate.
+    Run warm = runOnce(warmInput, "bench-warm", true, 50_000, redis, WINDOW_1S, true);
+    flushAll(redis);
     Run off = runOnce(input, "bench-proc-off", false, events, redis);
     flushAll(redis);
     long[] before = redisMemory(redis);
@@ -126,14 +132,7 @@ final class ProcessorStage {
     flushAll(redis);
     // The same with a 1 s reorder window (D46): the input was written in a few seconds, so the
     // window holds events for real, and the cap on held events is met.
-    Run window =
-        runOnce(
-            input,
-            "bench-proc-window",
-            true,
-            events,
-            redis,
-            Map.of("PROCESSOR_REORDER_WINDOW", "1s"));
+    Run window = runOnce(input, "bench-proc-window", true, events, redis, WINDOW_1S, false);
 
     double ratio = on.rate() / off.rate();
     res.add(
@@ -151,7 +150,8 @@ final class ProcessorStage {
     res.add(
         new Results.Row(
             STAGE,
-            "events/s to committed outputs, Redis dedup, 1 s reorder window",
+            "events/s to committed outputs, Redis dedup, 1 s reorder window (less the 1 s the"
+                + " window holds the input's end)",
             window.rate(),
             "events/s",
             "same topology, no window",
@@ -159,6 +159,14 @@ final class ProcessorStage {
             windowRatio,
             ">= 0.9x no window",
             windowRatio >= 0.9));
+    res.add(
+        Results.Row.figure(
+            STAGE,
+            "heap per held event, 1 s reorder window (~"
+                + BODY_BYTES
+                + " B bodies; after a full GC, while the input's last window is held)",
+            warm.heapPerHeld(),
+            "B/event"));
     double perEvent = (double) on.roundTrips() / events;
     res.add(
         new Results.Row(
@@ -274,16 +282,20 @@ final class ProcessorStage {
 
   private Run runOnce(String input, String appId, boolean dedupOn, long events, EmbeddedRedis redis)
       throws Exception {
-    return runOnce(input, appId, dedupOn, events, redis, Map.of());
+    return runOnce(input, appId, dedupOn, events, redis, Map.of(), false);
   }
 
+  /**
+   * @param sampleHeap with a window: measure the heap held events take, at the end of the input
+   */
   private Run runOnce(
       String input,
       String appId,
       boolean dedupOn,
       long events,
       EmbeddedRedis redis,
-      Map<String, String> extra)
+      Map<String, String> extra,
+      boolean sampleHeap)
       throws Exception {
     TopicNames topics =
         new TopicNames(input, appId + ".dlq", appId + ".events", appId + ".stale", appId + ".runs");
@@ -299,10 +311,17 @@ final class ProcessorStage {
       app.awaitRunning(RUNNING_TIMEOUT);
       long start = System.nanoTime();
       double decidedAt = Double.NaN;
+      boolean window = !config.reorderWindow().isZero();
+      HeapSample heldHeap = null;
       long deadline = start + Duration.ofMinutes(15).toNanos();
       while (true) {
         if (Double.isNaN(decidedAt) && decided(registry) >= events) {
           decidedAt = (System.nanoTime() - start) / 1e9;
+          if (window && sampleHeap) {
+            // Every event is decided, and the input's last window is held until the wall clock
+            // releases it: the heap it takes is measured now and after its release.
+            heldHeap = HeapSample.take(() -> outstanding(registry));
+          }
         }
         if (committed(admin, appId, end) >= total) {
           break;
@@ -312,13 +331,22 @@ final class ProcessorStage {
         }
         LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
       }
-      if (!config.reorderWindow().isZero()) {
+      if (window) {
         // Committed input offsets do not mean every output is out: held events are applied
         // after their window, from the held store. Done when each held event was released and
         // a commit of every stream thread followed (D46).
         awaitReleased(registry, app, deadline);
       }
-      double seconds = (System.nanoTime() - start) / 1e9;
+      // A window delays the last of the input by the window itself: latency, not throughput, and
+      // the same whatever the input's length, so it is not counted (D46).
+      double seconds = (System.nanoTime() - start) / 1e9 - config.reorderWindow().toNanos() / 1e9;
+      double heapPerHeld =
+          heldHeap == null ? Double.NaN : heldHeap.perItemAgainst(HeapSample.take(() -> 0));
+      if (heldHeap != null) {
+        System.out.printf(
+            "  %s: %,d events held at the heap sample (%s): %.0f B each%n",
+            appId, heldHeap.items(), heldHeap.valid() ? "valid" : "a release ran", heapPerHeld);
+      }
       long roundTrips = roundTrips(registry);
       Map<String, Double> outcomes =
           registry.find("runlane.processor.events").counters().stream()
@@ -337,7 +365,8 @@ final class ProcessorStage {
               roundTrips,
               outcomes,
               decidedAt,
-              bytesWritten(app.streams(), appId));
+              bytesWritten(app.streams(), appId),
+              heapPerHeld);
       System.out.printf(
           "  %s: %,d events in %.1f s = %,.0f/s, %,d Redis round trips%n",
           appId, total, seconds, run.rate(), roundTrips);
@@ -410,6 +439,36 @@ final class ProcessorStage {
         throw new IllegalStateException("no commit after the last release within 15 minutes");
       }
       LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
+    }
+  }
+
+  /** Held events not released yet. */
+  private static long outstanding(MeterRegistry registry) {
+    return (long)
+        (counted(registry, "runlane.processor.events", "outcome", "held") - released(registry));
+  }
+
+  /**
+   * The heap in use after a full collection, and how many items it held then; valid only if that
+   * count did not change during the collection.
+   */
+  record HeapSample(long heapBytes, long items, boolean valid) {
+    static HeapSample take(java.util.function.LongSupplier items) {
+      long before = items.getAsLong();
+      System.gc();
+      System.gc();
+      long heap =
+          java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+      long after = items.getAsLong();
+      return new HeapSample(heap, after, before == after);
+    }
+
+    /** Heap bytes per item, against a sample taken once the items were gone. */
+    double perItemAgainst(HeapSample empty) {
+      if (!valid || !empty.valid || items <= 0) {
+        return Double.NaN;
+      }
+      return (double) (heapBytes - empty.heapBytes) / items;
     }
   }
 

@@ -2,13 +2,14 @@ package dev.runlane.processor.topology;
 
 import dev.runlane.processor.runs.RunState;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableSet;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -33,23 +34,33 @@ final class ReorderBuffer {
   /** A held event and the input offset it was read at. */
   record Held(long offset, PendingEvent event) {}
 
-  private record Entry(
-      long arrival, String runId, Instant createdAt, String requestId, long offset) {}
+  /** A held event in the indexes; the event itself, body included, is kept here (D49). */
+  private record Entry(long offset, PendingEvent event) {
+    long arrival() {
+      return event.timestamp();
+    }
+  }
+
+  /** A run and a request id: the identity of one event of one run (D41). */
+  private record Id(String runId, String requestId) {
+    static Id of(PendingEvent event) {
+      return new Id(event.runId(), event.requestId());
+    }
+  }
 
   private static final Comparator<Entry> BY_ARRIVAL =
       Comparator.comparingLong(Entry::arrival).thenComparingLong(Entry::offset);
 
   /** The order runs apply in, as {@link RunState#order} compares. */
   private static final Comparator<Entry> BY_ORDER =
-      Comparator.comparing(Entry::createdAt)
-          .thenComparing(Entry::requestId)
+      Comparator.comparing((Entry e) -> e.event().createdAt())
+          .thenComparing(e -> e.event().requestId())
           .thenComparingLong(Entry::offset);
 
   private final KeyValueStore<Long, PendingEvent> store;
-  private final Map<Long, PendingEvent> events = new HashMap<>();
   private final NavigableSet<Entry> byArrival = new TreeSet<>(BY_ARRIVAL);
   private final Map<String, NavigableSet<Entry>> byRun = new HashMap<>();
-  private final Map<String, Long> heldIds = new HashMap<>(); // run + request id -> offset
+  private final Set<Id> heldIds = new HashSet<>();
 
   /**
    * Rebuilds the held events of the task reading {@code input} from its store, reading their bodies
@@ -78,7 +89,7 @@ final class ReorderBuffer {
 
   /** Whether this very event (its run and request id) is held already: a copy is a duplicate. */
   boolean holds(PendingEvent event) {
-    return heldIds.containsKey(idOf(event));
+    return heldIds.contains(Id.of(event));
   }
 
   void hold(long offset, PendingEvent event) {
@@ -98,11 +109,12 @@ final class ReorderBuffer {
    */
   List<Held> releaseEarliest() {
     Entry earliest = byArrival.first();
-    NavigableSet<Entry> run = byRun.get(earliest.runId());
+    NavigableSet<Entry> run = byRun.get(earliest.event().runId());
     List<Held> out = new ArrayList<>();
     for (Entry e : new ArrayList<>(run.headSet(earliest, true))) {
       store.delete(e.offset());
-      out.add(new Held(e.offset(), unindex(e)));
+      unindex(e);
+      out.add(new Held(e.offset(), e.event()));
     }
     return out;
   }
@@ -136,27 +148,19 @@ final class ReorderBuffer {
   }
 
   private void index(long offset, PendingEvent event) {
-    Entry entry =
-        new Entry(event.timestamp(), event.runId(), event.createdAt(), event.requestId(), offset);
-    events.put(offset, event);
+    Entry entry = new Entry(offset, event);
     byArrival.add(entry);
     byRun.computeIfAbsent(event.runId(), r -> new TreeSet<>(BY_ORDER)).add(entry);
-    heldIds.put(idOf(event), offset);
+    heldIds.add(Id.of(event));
   }
 
-  private PendingEvent unindex(Entry entry) {
-    PendingEvent event = events.remove(entry.offset());
+  private void unindex(Entry entry) {
     byArrival.remove(entry);
-    NavigableSet<Entry> run = byRun.get(entry.runId());
+    NavigableSet<Entry> run = byRun.get(entry.event().runId());
     run.remove(entry);
     if (run.isEmpty()) {
-      byRun.remove(entry.runId());
+      byRun.remove(entry.event().runId());
     }
-    heldIds.remove(idOf(event));
-    return event;
-  }
-
-  private static String idOf(PendingEvent event) {
-    return event.runId() + '\u0000' + event.requestId();
+    heldIds.remove(Id.of(entry.event()));
   }
 }
