@@ -19,7 +19,7 @@ import java.util.Objects;
  *
  * <p>Records the earlier generation read but never committed (the parked ones, and those from
  * {@code liveFrom} to {@code claimFrom}, the input's end when it stopped) may have been decided in
- * a transaction that aborted, whose Redis {@code done} marker outlived it (DESIGN §6). They are
+ * a transaction that aborted, whose Redis {@code done} marker outlived it (design.md §6.2). They are
  * decided on the run store alone and emitted as usual ({@link Range#UNCLAIMED}); only records from
  * {@code claimFrom} on, which no earlier generation saw, ask Redis (D35).
  *

@@ -36,7 +36,7 @@ import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.params.SetParams;
 
 /**
- * Every cell of the DESIGN §6 decision table, through the real topology (TopologyTestDriver) and a
+ * Every cell of the decision table (design.md §6.2), through the real topology (TopologyTestDriver) and a
  * real Redis. Claims of other tasks are written into Redis by hand.
  */
 class DecisionTableIT {
