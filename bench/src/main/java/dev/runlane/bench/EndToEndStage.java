@@ -263,9 +263,8 @@ final class EndToEndStage {
    *
    * <p>The windows are the measurement's own path, reader included: a warm-up of the load alone
    * left the reader's consumer to be compiled in the first measured windows, and the new types it
-   * brought to the Kafka client code the broker and Streams share deoptimised that code too (a JFR
-   * profile and three soaks showed the compiler threads at 1.2-3.7 s of CPU per 5 s window for the
-   * first 20-40 s after such a warm-up).
+   * brought to the Kafka client code the broker and Streams share deoptimised that code too: the
+   * compiler threads then took 1.2-3.7 s of CPU per 5 s window for the first 20-40 s.
    *
    * @return what happened, for the caller to note (which prints it)
    */

@@ -118,8 +118,8 @@ final class OpenLoopLoad implements AutoCloseable {
                 .setConnectTimeout(5_000)
                 // Below the ingress's 60 s: a client that keeps an idle connection as long as the
                 // server does sometimes sends on it just as the server closes it, and that request
-                // fails with "Connection was closed" (3 in a 60 s window at 1k/s, with the cause
-                // printed; likely also the 31 that ended a fifth-pass ingress search).
+                // fails with "Connection was closed" (3 in a 60 s window at 1k/s, enough to end
+                // an ingress capacity search early).
                 .setIdleTimeout(30),
             new PoolOptions()
                 .setHttp1MaxSize(connections)

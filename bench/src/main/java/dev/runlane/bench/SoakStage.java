@@ -15,9 +15,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * Opt-in stage: the e2e pipeline at one rate for minutes, in 5 s windows, each window's end-to-end
  * tail printed next to the CPU each group of threads used in it. It answers "where does this spike
- * come from" (D18 found the broker's log cleaner this way), which one p99 over a long window
- * cannot. {@code BENCH_SOAK_RATE} (default 1500/s) and {@code BENCH_SOAK_SECONDS} (default 300,
- * quick 120, after the JIT warm-up) set the load.
+ * come from" (a spike that lines up with one group's CPU names it, as the broker's log cleaner did,
+ * D18), which one p99 over a long window cannot. {@code BENCH_SOAK_RATE} (default 1500/s) and
+ * {@code BENCH_SOAK_SECONDS} (default 300, quick 120, after the JIT warm-up) set the load.
  *
  * <p>Each window is one {@link EndToEndStage#measure} call, which waits for the window's last
  * events before the next starts: the load pauses for that wait (well under a second unless the

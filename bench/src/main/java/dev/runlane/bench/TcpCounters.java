@@ -10,7 +10,8 @@ import java.util.Map;
  * The kernel's counters of lost TCP segments, from Linux's {@code /proc/net/netstat} and {@code
  * /proc/net/snmp}: segments a full receive queue dropped, and retransmissions. A soak window whose
  * e2e p99 sits about 200 ms above its neighbours' is TCP's minimum retransmission timeout at work,
- * and these say so at once (D34 took fourteen passes to find). Empty where the files do not exist.
+ * and these say so at once, where latency figures alone point at a slow stage (D34). Empty where
+ * the files do not exist.
  */
 final class TcpCounters {
   static final String RECEIVE_QUEUE_DROPS = "TcpExt.TCPRcvQDrop";

@@ -70,7 +70,7 @@ public final class EmbeddedRedis implements AutoCloseable {
   }
 
   /**
-   * The Redis every test in this JVM shares (DESIGN §10): {@code REDIS_URL} if set, else {@code
+   * The Redis every test in this JVM shares (design.md §10): {@code REDIS_URL} if set, else {@code
    * localhost:6379} if it answers PING within 300 ms, else the bundled {@code redis-server} started
    * on a free port (stopped when the JVM exits). The same instance on every call; namespace keys
    * per test and never stop, restart or flush it.

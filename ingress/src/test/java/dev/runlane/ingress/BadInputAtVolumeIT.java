@@ -63,8 +63,8 @@ import org.junit.jupiter.api.Test;
  * G1 and {@code -XX:+ExitOnOutOfMemoryError} as the image runs it, a fixed 128 MiB heap, and its
  * log, at DEBUG, in a file) under a few thousand concurrent bad requests of every kind, with valid
  * webhooks interleaved and a thousand slowloris connections hanging: every answer is the designed
- * one (DESIGN §5), every 200 is in the topic exactly as sent, every dead letter in the DLQ with its
- * reason, the heap stays bounded, and no secret is in the log or in any answer.
+ * one (design.md §5), every 200 is in the topic exactly as sent, every dead letter in the DLQ with
+ * its reason, the heap stays bounded, and no secret is in the log or in any answer.
  */
 @RealInfra
 class BadInputAtVolumeIT {

@@ -467,7 +467,7 @@ public final class ProcessorApp implements AutoCloseable {
         StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG,
         DefaultProductionExceptionHandler.class);
     // A crashed member is only dropped after the session timeout: 45 s by default in Kafka 4.x,
-    // during which its partitions stall. Six seconds keeps recovery short (measured in the ITs).
+    // during which its partitions stall. 6 s, the broker's minimum, keeps recovery short (D9).
     long session = config.sessionTimeout().toMillis();
     p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), (int) session);
     p.put(

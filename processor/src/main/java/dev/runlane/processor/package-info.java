@@ -1,2 +1,2 @@
-/** The processor service: configuration, lifecycle and entry point. */
+/** The processor service: configuration, Kafka Streams wiring and lifecycle, entry point. */
 package dev.runlane.processor;

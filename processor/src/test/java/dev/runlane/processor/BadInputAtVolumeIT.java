@@ -192,7 +192,7 @@ class BadInputAtVolumeIT {
       double duplicates = h.count("duplicate", "redis") + h.count("duplicate", "store");
       await().atMost(Duration.ofSeconds(30)).until(stale::caughtUp);
       // A copy read before its original's done marker landed is decided by the run store: stale,
-      // when the run has moved on since (DESIGN §6). Either way it is not applied again.
+      // when the run has moved on since (design.md §6.3). Either way it is not applied again.
       assertThat(duplicates + h.count("stale", "store")).isEqualTo(COPIES);
       Set<String> copies =
           plan.stream().filter(r -> r.copy).map(r -> r.id).collect(Collectors.toSet());

@@ -65,8 +65,8 @@ import org.junit.jupiter.api.Test;
  * Processors as real processes ({@link ProcessorMain} in child JVMs on this test's classpath),
  * killed with SIGKILL ({@link Process#destroyForcibly()}) in the middle of their work: the other
  * instance takes the dead one's tasks, a third one joins and takes some, and the outputs, read
- * read_committed, are checked against what the input topic holds (G1-G3, DESIGN §6). Child logs go
- * to {@code target/failover-*.log}.
+ * read_committed, are checked against what the input topic holds (G1-G3, design.md §2). Child logs
+ * go to {@code target/failover-*.log}.
  */
 @RealInfra
 class ProcessorFailoverIT {
@@ -265,9 +265,9 @@ class ProcessorFailoverIT {
    * Stale events decided, listed, and marked {@code done:<task>:stale} in Redis, inside a
    * transaction that a SIGKILL then aborts (an 8 s commit interval keeps it open). The restarted
    * instance (a new JVM on the same state dir, as a restarted pod) reads Redis saying "decided" for
-   * them, but the listing went with the transaction: it must decide and list them again (DESIGN §6:
-   * the stale stream is at least once, never less), and no stale event may change a run. A newer
-   * event in the same transaction is applied once, a duplicate of an applied one not at all.
+   * them, but the listing went with the transaction: it must decide and list them again (design.md
+   * §2: the stale stream is at least once, never less), and no stale event may change a run. A
+   * newer event in the same transaction is applied once, a duplicate of an applied one not at all.
    */
   @Test
   void staleEventsDecidedInATransactionThatAKillAbortsAreListedAfterTheRestart(Infra infra)

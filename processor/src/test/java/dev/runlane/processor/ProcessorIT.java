@@ -383,9 +383,10 @@ class ProcessorIT {
   }
 
   /**
-   * The other half of D30: an event still parked at a commit is logged with its body, and once it
-   * is decided its tombstone follows, so that a restart does not bring it back. Another task's
-   * claim holds it parked across commits here (D6) until the test lets the claim go.
+   * The other half of the pending store's logging rule (D30): an event still parked at a commit is
+   * logged with its body, and once it is decided its tombstone follows, so that a restart does not
+   * bring it back. Another task's claim holds it parked across commits here (D6) until the test
+   * lets the claim go.
    */
   @Test
   void anEventParkedAcrossACommitIsLoggedAndItsDeleteToo(Infra infra) throws Exception {

@@ -283,7 +283,7 @@ class GenerationsIT {
       simulator.start(100, 300, Duration.ofMinutes(1));
       assertThat(simulator.awaitIdle(Duration.ofSeconds(60))).as("simulator idle").isTrue();
       // Generation 0 read these events and decided them in a transaction that aborted: the run
-      // store rolled back, the done markers it wrote before the commit stayed (DESIGN §6).
+      // store rolled back, the done markers it wrote before the commit stayed (design.md §6.2).
       List<ConsumerRecord<String, byte[]>> unprocessed =
           Topics.readAll(infra.bootstrapServers(), d.topics.webhooks());
       assertThat(unprocessed).isNotEmpty();

@@ -19,9 +19,9 @@ import java.util.Objects;
  *
  * <p>Records the earlier generation read but never committed (the parked ones, and those from
  * {@code liveFrom} to {@code claimFrom}, the input's end when it stopped) may have been decided in
- * a transaction that aborted, whose Redis {@code done} marker outlived it (DESIGN §6). They are
- * decided on the run store alone and emitted as usual ({@link Range#UNCLAIMED}); only records from
- * {@code claimFrom} on, which no earlier generation saw, ask Redis (D35).
+ * a transaction that aborted, whose Redis {@code done} marker outlived it (design.md §6.2). They
+ * are decided on the run store alone and emitted as usual ({@link Range#UNCLAIMED}); only records
+ * from {@code claimFrom} on, which no earlier generation saw, ask Redis (D35).
  *
  * @param id names the replay in the {@link #HEADER} header of what it emits again
  * @param from the time a reprocess starts at, or null for a rebuild

@@ -1,2 +1,2 @@
-/** Topic names and settings, topic creation, and the record header names shared by the services. */
+/** Topic names, settings and creation, record header names, and shared Kafka client settings. */
 package dev.runlane.common.kafka;

@@ -7,9 +7,8 @@ import java.util.function.LongSupplier;
 
 /**
  * The ack deadlines of one event loop's requests, checked by one periodic timer while any are
- * waiting. A Vert.x timer set and cancelled per request cost about 2 us of event-loop CPU (measured
- * with async-profiler), a fifth of the ingress's own work per request; here a request costs a link
- * and an unlink (D11).
+ * waiting. A Vert.x timer set and cancelled per request cost about 2 us of event-loop CPU, a fifth
+ * of the ingress's own work per request; here a request costs a link and an unlink (D11).
  *
  * <p>Every sweep looks at every waiting request: at a live rate that is the few hundred whose ack
  * is in flight. Deadlines are not in the order requests are added (a slow upload is added late with

@@ -74,7 +74,9 @@ public final class ProducerSettings {
     c.put(ProducerConfig.METADATA_MAX_IDLE_CONFIG, Duration.ofDays(1).toMillis());
     c.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, TopicEnsurer.maxMessageBytes(maxBodyBytes));
     c.put(ProducerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 1000);
-    c.putAll(SocketBuffers.OS_DEFAULTS); // D34
+    // Let the kernel size the socket buffers: a fixed size turns its autotuning off, and the
+    // clients' fixed buffers dropped segments that TCP resent only ~200 ms later (D34).
+    c.putAll(SocketBuffers.OS_DEFAULTS);
     return c;
   }
 }

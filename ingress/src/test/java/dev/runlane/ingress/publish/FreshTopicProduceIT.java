@@ -25,8 +25,8 @@ import org.junit.jupiter.api.Test;
  * The ingress's producer writing the moment {@link TopicEnsurer} returned, as the services do at
  * start. Before the ensurer waited for every new partition to be served, an idempotent producer's
  * first batch could be refused (not leader yet) while a later one was accepted; the first then
- * failed OUT_OF_ORDER_SEQUENCE until its delivery timeout (KAFKA-15591, D10). A throwaway loop of
- * this shape hit it in 5 of 6 rounds.
+ * failed OUT_OF_ORDER_SEQUENCE until its delivery timeout (KAFKA-15591, D10). Without that wait, a
+ * loop of this shape hit it in 5 of 6 rounds.
  */
 @RealInfra
 class FreshTopicProduceIT {

@@ -12,7 +12,7 @@ public enum Claim {
   NEW,
   /** Another task marked it done. */
   DONE_BY_OTHER,
-  /** This task marked it done earlier; the attempt may have aborted since (DESIGN §6). */
+  /** This task marked it done earlier; the attempt may have aborted since (design.md §6.2). */
   DONE_BY_THIS_TASK,
   /**
    * This task decided it stale earlier; the attempt may have aborted since, taking its record in

@@ -1,7 +1,7 @@
 package dev.runlane.processor.dedup;
 
 /**
- * The decision table of DESIGN §6, as one pure function.
+ * The decision table (design.md §6.2), as one pure function.
  *
  * <p>A {@code done} marker written by this task is not trusted for a newer event: it is written
  * before Kafka commits the transaction, so after a crash there the run store has rolled back while

@@ -1,2 +1,2 @@
-/** Redis claim / done / release for request ids: the first, shared filter against duplicates. */
+/** The decision table (pure, design.md §6.2) and the Redis claims and done markers behind it. */
 package dev.runlane.processor.dedup;

@@ -1,2 +1,2 @@
-/** The Kafka Streams topology: decode, park, decide in batches, apply, emit. */
+/** The Streams topology (design.md §6): decode, park, decide in batches, apply in order, emit. */
 package dev.runlane.processor.topology;

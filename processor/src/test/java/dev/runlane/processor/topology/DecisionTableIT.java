@@ -36,8 +36,8 @@ import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.params.SetParams;
 
 /**
- * Every cell of the DESIGN §6 decision table, through the real topology (TopologyTestDriver) and a
- * real Redis. Claims of other tasks are written into Redis by hand.
+ * Every cell of the decision table (design.md §6.2), through the real topology (TopologyTestDriver)
+ * and a real Redis. Claims of other tasks are written into Redis by hand.
  */
 class DecisionTableIT {
   private static final String APP = "decision-table";

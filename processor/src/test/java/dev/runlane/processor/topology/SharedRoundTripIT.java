@@ -34,7 +34,7 @@ import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.params.SetParams;
 
 /**
- * Two tasks of one stream thread against a real Redis (D25): the first to drain claims for both and
+ * Two tasks of one stream thread against a real Redis (D45): the first to drain claims for both and
  * writes both tasks' done markers, and the second decides on what that round trip brought.
  */
 class SharedRoundTripIT {
