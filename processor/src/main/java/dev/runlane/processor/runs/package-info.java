@@ -1,2 +1,5 @@
-/** Materialized state per run: the value type, its serde, and the query endpoint. */
+/**
+ * Run state: the value, its JSON codec, the per-task head cache, the RocksDB budget, the query
+ * endpoint.
+ */
 package dev.runlane.processor.runs;

@@ -19,7 +19,7 @@ public final class ProcessorTopology {
 
   /**
    * Tombstones of decided pending events are replayed on restore until compaction drops them: keep
-   * them for a minute, not the default day, so a restore stays short (DESIGN §6).
+   * them for a minute, not the default day, so a restore stays short (design.md §6.1).
    */
   static final Map<String, String> PENDING_CHANGELOG =
       Map.of(

@@ -44,7 +44,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Decodes each webhook, parks it in the changelogged pending store, and decides parked events in
  * offset order, a batch at a time, with at most one Redis round trip per batch: the done markers of
- * the batch before ride on its claims (DESIGN §6, D22).
+ * the batch before ride on its claims (design.md §6.3, D22).
  *
  * <p>Parking instead of deciding in {@code process()} is what makes Redis affordable; keeping the
  * parked events in a changelogged store (not in memory) is what keeps it exactly-once: a commit can
@@ -148,7 +148,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     // decide against a state that no longer exists. Streams may call init() again on a processor
     // it revives rather than build a new one (D33).
     this.heads = new RunHeads(CACHED_RUN_HEADS);
-    // Stable across restarts and failover; a zombie with the same task id is fenced (DESIGN §6).
+    // Stable across restarts and failover; a zombie with the same task id is fenced
+    // (design.md §6.1).
     // The task id alone: DEDUP_KEY_PREFIX already separates deployments, and every byte of the
     // value is paid once per key for the done TTL (D15).
     // A later generation's prefix names it in every marker, so that its tasks never read an older
@@ -159,7 +160,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     // Set at the first drain, not here: the stream thread initializes its other tasks after this
     // one (reading their held events back takes a moment each), and that time is no idleness.
     this.streamMovedAtMs = -1;
-    // Every task of the thread drains on one grid, so that they drain in the same pass and the
+    // Every task of the thread drains on one grid, so that they drain in the same round and the
     // first round trip of the pass carries them all (D45).
     long first =
         roundTrip.nextDrain(context.currentSystemTimeMs(), settings.batchInterval().toMillis());
@@ -264,7 +265,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   }
 
   /**
-   * Decides one batch by the decision table (DESIGN §6): claim its ids in one round trip, then
+   * Decides one batch by the decision table (design.md §6.2): claim its ids in one round trip, then
    * decide each event in offset order on its claim and its run's head, then owe the markers.
    *
    * @return false, having decided nothing, if block mode must wait for the next transaction
@@ -805,9 +806,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   /**
    * Writes the last batch's done markers. On a clean close (revocation, shutdown) Streams has
    * committed them already. On a dirty close the transaction aborts, and a done of this task is
-   * then the case DESIGN §6 built the table for: not trusted for a newer event. Left unwritten, the
-   * claims would expire after the claim TTL, and a late copy of an applied id would read as stale
-   * instead of duplicate.
+   * then the case the decision table is built for (design.md §6.2): not trusted for a newer event.
+   * Left unwritten, the claims would expire after the claim TTL, and a late copy of an applied id
+   * would read as stale instead of duplicate.
    */
   @Override
   public void close() {
