@@ -240,6 +240,11 @@ final class Deployment implements AutoCloseable {
 
   /** The verifier, pointed at the generation the processors run now. */
   Report verify(SumeSimulator simulator) {
+    return verify(simulator, Duration.ZERO);
+  }
+
+  /** As {@link #verify(SumeSimulator)}, also checking a reorder window's order (D46). */
+  Report verify(SumeSimulator simulator, Duration reorderWindow) {
     Generation g = generation();
     TopicNames now =
         new TopicNames(g.input(), topics.dlq(), topics.events(), topics.stale(), topics.runs());
@@ -247,7 +252,7 @@ final class Deployment implements AutoCloseable {
     return new PipelineVerifier(
             new PipelineVerifier.Target(
                 infra.bootstrapServers(), now, processorUri, g.applicationId()))
-        .verify(simulator.ledger(), Duration.ofSeconds(90));
+        .verify(simulator.ledger(), Duration.ofSeconds(90), reorderWindow);
   }
 
   @Override

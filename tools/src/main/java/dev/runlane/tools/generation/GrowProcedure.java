@@ -405,24 +405,9 @@ public final class GrowProcedure {
         && undecided(base).values().stream().allMatch(List::isEmpty);
   }
 
-  /**
-   * The input offsets, by partition, of what the generation read but has not applied: parked
-   * events, and those a reorder window holds (D46). A topic that does not exist holds nothing.
-   */
+  /** What the generation read but has not applied: parked and held events (D46). */
   private Map<Integer, List<Long>> undecided(Generation base) {
-    Map<Integer, List<Long>> out =
-        new java.util.TreeMap<>(
-            Changelogs.parked(
-                pipeline.clientSettings(), StateTopics.pendingChangelog(base.applicationId())));
-    Changelogs.parked(pipeline.clientSettings(), StateTopics.heldChangelog(base.applicationId()))
-        .forEach(
-            (p, offsets) ->
-                out.merge(
-                    p,
-                    offsets,
-                    (a, b) ->
-                        java.util.stream.Stream.concat(a.stream(), b.stream()).sorted().toList()));
-    return out;
+    return Changelogs.undecided(pipeline.clientSettings(), base.applicationId());
   }
 
   private boolean started(String group, String topic, int partitions) {

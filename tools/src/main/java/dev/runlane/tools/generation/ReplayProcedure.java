@@ -370,17 +370,18 @@ public final class ReplayProcedure {
   /**
    * Where the stopped generation left the input (D35): below {@code live_from} what some generation
    * emitted, except the offsets none decided for good ({@code parked}: parked in the stopped
-   * generation's pending store, or never emitted by those before it and not reached by it); up to
-   * {@code claim_from} what it may have read.
+   * generation's pending store or held by its reorder window, or never emitted by those before it
+   * and not reached by it); up to {@code claim_from} what it may have read.
    */
   private Replay replayRanges(Generation base, int partitions, int number, Instant from) {
     Map<Integer, Long> committed = cluster.committed(base.applicationId(), base.input());
     Map<Integer, Long> liveFrom = liveFrom(base, partitions);
     Map<Integer, Long> end = cluster.endOffsets(base.input(), partitions);
     Replay before = base.replay();
+    // Held events count as parked: decided, but never emitted, they are decided again as new,
+    // on the run store alone, since their Redis markers say done (D46).
     Map<Integer, List<Long>> pending =
-        Changelogs.parked(
-            pipeline.clientSettings(), StateTopics.pendingChangelog(base.applicationId()));
+        Changelogs.undecided(pipeline.clientSettings(), base.applicationId());
     Map<Integer, List<Long>> parked = new TreeMap<>();
     Map<Integer, Long> claimFrom = new TreeMap<>();
     for (int p = 0; p < partitions; p++) {

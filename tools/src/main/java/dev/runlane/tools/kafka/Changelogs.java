@@ -1,5 +1,6 @@
 package dev.runlane.tools.kafka;
 
+import dev.runlane.common.generation.StateTopics;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -28,6 +29,26 @@ import org.apache.kafka.common.serialization.StringSerializer;
 /** Reading the processor's changelogs to their end, as a restoring task does (read_committed). */
 public final class Changelogs {
   private Changelogs() {}
+
+  /**
+   * The input offsets, by partition, of what a generation read but has not applied: events parked
+   * in its pending store, and those its reorder window holds (D46), which are decided but were
+   * never emitted. Sorted; empty where neither changelog exists.
+   */
+  public static Map<Integer, List<Long>> undecided(
+      Map<String, Object> clientSettings, String applicationId) {
+    Map<Integer, TreeSet<Long>> merged = new TreeMap<>();
+    for (String changelog :
+        List.of(
+            StateTopics.pendingChangelog(applicationId),
+            StateTopics.heldChangelog(applicationId))) {
+      parked(clientSettings, changelog)
+          .forEach((p, offsets) -> merged.computeIfAbsent(p, k -> new TreeSet<>()).addAll(offsets));
+    }
+    Map<Integer, List<Long>> out = new TreeMap<>();
+    merged.forEach((p, offsets) -> out.put(p, List.copyOf(offsets)));
+    return out;
+  }
 
   /**
    * The offsets still parked undecided in a pending-events changelog, by partition: keys whose last
