@@ -91,6 +91,10 @@ public final class SinkApp implements AutoCloseable {
     p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, config.maxPollRecords());
     p.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "runlane-sink");
+    // A crashed sink's partitions wait for its session to expire: 6 s, not Kafka's 45 s, as the
+    // processor's (D9). KAFKA_CLIENT_SESSION_TIMEOUT_MS overrides it.
+    p.putIfAbsent(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6_000);
+    p.putIfAbsent(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1_500);
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
     p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
     return p;

@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.runlane.common.generation.Replay;
 import dev.runlane.common.kafka.RecordHeaders;
+import dev.runlane.common.kafka.TopicEnsurer;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.Postgres;
@@ -16,9 +17,12 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -27,6 +31,7 @@ import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -45,6 +50,7 @@ final class SinkHarness implements AutoCloseable {
   final Postgres postgres;
   final String database;
   private final KafkaProducer<String, byte[]> producer;
+  private final List<Future<RecordMetadata>> sent = new ArrayList<>();
 
   SinkHarness(Infra infra, Postgres postgres, String name, int partitions) throws Exception {
     this.bootstrap = infra.bootstrapServers();
@@ -54,10 +60,10 @@ final class SinkHarness implements AutoCloseable {
     this.postgres = postgres;
     this.database = postgres.createDatabase(infra.uniqueName(name).replace('-', '_'));
     try (Admin admin = admin()) {
-      admin
-          .createTopics(List.of(new NewTopic(topic, partitions, (short) 1)))
-          .all()
-          .get(30, TimeUnit.SECONDS);
+      // Created and served before the first send: an idempotent producer's first batches to a
+      // topic without leaders can fail for good (D10).
+      TopicEnsurer.ensure(
+          admin, List.of(new NewTopic(topic, partitions, (short) 1)), Duration.ofSeconds(30));
     }
     Map<String, Object> p = new HashMap<>();
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -120,11 +126,21 @@ final class SinkHarness implements AutoCloseable {
     if (replay != null) {
       RecordHeaders.put(r.headers(), Replay.HEADER, replay);
     }
-    producer.send(r);
+    sent.add(producer.send(r));
   }
 
+  /** Waits until every record sent is in the topic; throws if one is not. */
   void flush() {
     producer.flush();
+    try {
+      for (Future<RecordMetadata> f : sent) {
+        f.get();
+      }
+    } catch (InterruptedException | ExecutionException e) {
+      throw new IllegalStateException("a record was not written", e);
+    } finally {
+      sent.clear();
+    }
   }
 
   Connection connect() throws SQLException {
