@@ -14,6 +14,14 @@ public interface Infra {
   /** The shared Redis, {@code redis://host:port}. Namespace keys per test; never flush it. */
   URI redisUri();
 
+  /**
+   * The shared PostgreSQL, started on first use: a Testcontainers container when Docker answers,
+   * else {@link EmbeddedPostgres}. Give each test a database of its own ({@link
+   * Postgres#createDatabase}); never stop it: a test that takes the database away starts its own
+   * {@link EmbeddedPostgres}.
+   */
+  Postgres postgres();
+
   /** {@code "testcontainers"} or {@code "embedded"}: where the broker runs. */
   String kafkaKind();
 

@@ -25,6 +25,13 @@ final class SharedInfra implements Infra, AutoCloseable {
   static final String KAFKA_IMAGE_PROPERTY = "runlane.it.kafka.image";
   static final String KAFKA_IMAGE_ENV = "RUNLANE_IT_KAFKA_IMAGE";
 
+  /** {@code auto} (default), {@code embedded} or {@code testcontainers}, as for Kafka. */
+  static final String POSTGRES_MODE_PROPERTY = "runlane.it.postgres";
+
+  static final String POSTGRES_MODE_ENV = "RUNLANE_IT_POSTGRES";
+  static final String POSTGRES_IMAGE_PROPERTY = "runlane.it.postgres.image";
+  static final String POSTGRES_IMAGE_ENV = "RUNLANE_IT_POSTGRES_IMAGE";
+
   /**
    * The image of the Kafka version the project builds against ({@code kafka.version}, as the
    * kafka-clients jar reports it; {@code AppInfoParser} moved to {@code internals} in Kafka 4.4).
@@ -39,6 +46,7 @@ final class SharedInfra implements Infra, AutoCloseable {
   private final String kafkaKind;
   private final AutoCloseable kafka;
   private final EmbeddedRedis redis;
+  private Postgres postgres; // guarded by this
 
   private SharedInfra(
       String bootstrapServers, String kafkaKind, AutoCloseable kafka, EmbeddedRedis redis) {
@@ -138,6 +146,46 @@ final class SharedInfra implements Infra, AutoCloseable {
   }
 
   @Override
+  public synchronized Postgres postgres() {
+    if (postgres == null) {
+      postgres = startPostgres();
+      LOG.info("integration-test PostgreSQL: {} ({})", postgres.jdbcUrl(""), postgres.kind());
+    }
+    return postgres;
+  }
+
+  private static Postgres startPostgres() {
+    Map<String, String> env = System.getenv();
+    String mode =
+        setting(POSTGRES_MODE_PROPERTY, POSTGRES_MODE_ENV, env, "auto").toLowerCase(Locale.ROOT);
+    boolean tryDocker =
+        switch (mode) {
+          case "embedded" -> false;
+          case "testcontainers" -> true;
+          case "auto" -> DockerProbe.dockerAvailable(env);
+          default ->
+              throw new IllegalArgumentException(
+                  POSTGRES_MODE_PROPERTY
+                      + " must be auto, embedded or testcontainers, got "
+                      + mode);
+        };
+    if (tryDocker) {
+      String image =
+          setting(
+              POSTGRES_IMAGE_PROPERTY, POSTGRES_IMAGE_ENV, env, ContainerPostgres.DEFAULT_IMAGE);
+      try {
+        return ContainerPostgres.start(image);
+      } catch (RuntimeException e) {
+        if (mode.equals("testcontainers")) {
+          throw e;
+        }
+        LOG.warn("PostgreSQL container {} did not start; using the embedded server", image, e);
+      }
+    }
+    return EmbeddedPostgres.start();
+  }
+
+  @Override
   public String kafkaKind() {
     return kafkaKind;
   }
@@ -147,10 +195,22 @@ final class SharedInfra implements Infra, AutoCloseable {
     return uniqueName(prefix, ThreadLocalRandom.current());
   }
 
-  /** Stops the broker; the shared Redis lives until the JVM exits (other users may hold it). */
+  /**
+   * Stops the broker and PostgreSQL; the shared Redis lives until the JVM exits (other users may
+   * hold it).
+   */
   @Override
   public void close() {
     LOG.debug("stopping integration-test Kafka {} ({})", bootstrapServers, kafkaKind);
+    synchronized (this) {
+      if (postgres instanceof AutoCloseable closeable) {
+        try {
+          closeable.close();
+        } catch (Exception e) {
+          LOG.warn("cannot stop PostgreSQL", e);
+        }
+      }
+    }
     try {
       kafka.close();
     } catch (Exception e) {

@@ -53,13 +53,21 @@ final class DemoCommand implements Callable<Integer> {
       })
   Duration reorderWindow;
 
+  @Option(
+      names = "--no-sink",
+      description = "Leave out PostgreSQL and the sink, and the report's database checks.")
+  boolean noSink;
+
   @Override
   public Integer call() throws InterruptedException {
     PrintStream out = System.out;
     long workloadSeed = seed != null ? seed : System.nanoTime();
     out.println("starting the runlane stack on free ports ...");
     try (Stack stack =
-        Stack.start(Stack.Settings.freePorts(Stack.newSecret()).withReorderWindow(reorderWindow))) {
+        Stack.start(
+            Stack.Settings.freePorts(Stack.newSecret())
+                .withReorderWindow(reorderWindow)
+                .withSink(!noSink))) {
       out.println(
           "stack up: webhooks "
               + stack.webhookUri()

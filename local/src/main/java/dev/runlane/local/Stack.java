@@ -4,6 +4,7 @@ import dev.runlane.common.config.Secret;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.embedded.EmbeddedKafka;
+import dev.runlane.embedded.EmbeddedPostgres;
 import dev.runlane.embedded.EmbeddedRedis;
 import dev.runlane.ingress.IngressApp;
 import dev.runlane.ingress.IngressConfig;
@@ -12,6 +13,8 @@ import dev.runlane.processor.ProcessorApp;
 import dev.runlane.processor.ProcessorConfig;
 import dev.runlane.processor.dedup.RedisDedup;
 import dev.runlane.processor.topology.FaultHook;
+import dev.runlane.sink.SinkApp;
+import dev.runlane.sink.SinkConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -33,10 +36,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The whole pipeline in this JVM: an embedded KRaft broker, Redis ({@code REDIS_URL}, else {@code
- * localhost:6379}, else the bundled {@code redis-server}), the ingress and the processor. Started
- * in that order; {@link #close()} stops them in reverse. The broker and the processor's state live
- * in temp dirs that {@link #close()} deletes: every stack starts empty. Redis keys are namespaced
- * per stack, so a shared Redis is never confused by an earlier stack.
+ * localhost:6379}, else the bundled {@code redis-server}), the ingress and the processor, and
+ * (unless left out) an embedded PostgreSQL with the sink writing {@code sume.events} into it.
+ * Started in that order; {@link #close()} stops them in reverse. The broker and the processor's
+ * state live in temp dirs that {@link #close()} deletes: every stack starts empty. Redis keys are
+ * namespaced per stack, so a shared Redis is never confused by an earlier stack.
  */
 public final class Stack implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Stack.class);
@@ -63,22 +67,59 @@ public final class Stack implements AutoCloseable {
       int partitions,
       Secret secret,
       URI redisUri,
-      Duration reorderWindow) {
+      Duration reorderWindow,
+      boolean sink) {
 
-    /** The documented default ports 8080, 9080 and 9081 on loopback, 6 partitions. */
+    /** The documented default ports 8080, 9080 and 9081 on loopback, 6 partitions, a sink. */
     public static Settings defaults(Secret secret) {
-      return new Settings("127.0.0.1", 8080, 9080, 9081, 6, secret, null, Duration.ZERO);
+      return new Settings("127.0.0.1", 8080, 9080, 9081, 6, secret, null, Duration.ZERO, true);
     }
 
     /** Free ports for everything: never clashes with another stack or service. */
     public static Settings freePorts(Secret secret) {
-      return new Settings("127.0.0.1", 0, 0, 0, 6, secret, null, Duration.ZERO);
+      return new Settings("127.0.0.1", 0, 0, 0, 6, secret, null, Duration.ZERO, true);
     }
 
     /** The same, with the processor's reorder window (D46). */
     public Settings withReorderWindow(Duration window) {
       return new Settings(
-          host, ingressPort, ingressAdminPort, processorPort, partitions, secret, redisUri, window);
+          host,
+          ingressPort,
+          ingressAdminPort,
+          processorPort,
+          partitions,
+          secret,
+          redisUri,
+          window,
+          sink);
+    }
+
+    /** The same, with a given Redis (a test that restarts it gives its own). */
+    public Settings withRedis(URI uri) {
+      return new Settings(
+          host,
+          ingressPort,
+          ingressAdminPort,
+          processorPort,
+          partitions,
+          secret,
+          uri,
+          reorderWindow,
+          sink);
+    }
+
+    /** The same, with or without PostgreSQL and the sink (about 2 s of start-up). */
+    public Settings withSink(boolean withSink) {
+      return new Settings(
+          host,
+          ingressPort,
+          ingressAdminPort,
+          processorPort,
+          partitions,
+          secret,
+          redisUri,
+          reorderWindow,
+          withSink);
     }
   }
 
@@ -91,6 +132,7 @@ public final class Stack implements AutoCloseable {
   private final PrometheusMeterRegistry ingressRegistry;
   private final PrometheusMeterRegistry processorRegistry;
   private final ProcessorApp processor;
+  private final Sink sink; // null without a sink
   private IngressConfig ingressConfig; // guarded by this
   private IngressApp ingress; // guarded by this
   private boolean closed; // guarded by this
@@ -105,7 +147,8 @@ public final class Stack implements AutoCloseable {
       IngressConfig ingressConfig,
       IngressApp ingress,
       PrometheusMeterRegistry processorRegistry,
-      ProcessorApp processor) {
+      ProcessorApp processor,
+      Sink sink) {
     this.settings = settings;
     this.kafka = kafka;
     this.redisUri = redisUri;
@@ -116,7 +159,11 @@ public final class Stack implements AutoCloseable {
     this.ingress = ingress;
     this.processorRegistry = processorRegistry;
     this.processor = processor;
+    this.sink = sink;
   }
+
+  /** PostgreSQL and the sink writing sume.events into it. */
+  private record Sink(EmbeddedPostgres postgres, String database, SinkApp app) {}
 
   /** A random signing secret for a local stack. */
   public static Secret newSecret() {
@@ -170,6 +217,30 @@ public final class Stack implements AutoCloseable {
       started.add(0, processor);
       processor.awaitRunning(READY_TIMEOUT);
 
+      Sink sink = null;
+      if (settings.sink()) {
+        EmbeddedPostgres postgres = EmbeddedPostgres.start();
+        started.add(0, postgres);
+        String database = postgres.createDatabase("runlane");
+        PrometheusMeterRegistry sinkRegistry = Metrics.newRegistry("sink");
+        started.add(0, sinkRegistry::close);
+        SinkApp app =
+            SinkApp.start(
+                SinkConfig.fromEnv(
+                        Map.of(
+                            "KAFKA_BOOTSTRAP_SERVERS",
+                            kafka.bootstrapServers(),
+                            "SINK_DATABASE_URL",
+                            postgres.jdbcUrl(database),
+                            "SINK_DATABASE_USER",
+                            postgres.username()))
+                    .withPort(0),
+                sinkRegistry);
+        started.add(0, app);
+        app.awaitReady(READY_TIMEOUT);
+        sink = new Sink(postgres, database, app);
+      }
+
       Stack stack =
           new Stack(
               settings,
@@ -181,7 +252,8 @@ public final class Stack implements AutoCloseable {
               ingressConfig,
               ingress,
               processorRegistry,
-              processor);
+              processor,
+              sink);
       log.info("local stack up: kafka {}, redis {}", kafka.bootstrapServers(), redisDescription);
       return stack;
     } catch (IOException e) {
@@ -282,7 +354,18 @@ public final class Stack implements AutoCloseable {
 
   /** Where a {@link PipelineVerifier} finds this stack. */
   public PipelineVerifier.Target verifierTarget() {
-    return new PipelineVerifier.Target(bootstrapServers(), topics, processorUri(), applicationId());
+    return new PipelineVerifier.Target(
+        bootstrapServers(), topics, processorUri(), applicationId(), sinkTarget());
+  }
+
+  /** The sink's database and admin port, or null without a sink. */
+  public PipelineVerifier.SinkTarget sinkTarget() {
+    return sink == null
+        ? null
+        : new PipelineVerifier.SinkTarget(
+            sink.postgres().jdbcUrl(sink.database()),
+            sink.postgres().username(),
+            URI.create("http://127.0.0.1:" + sink.app().adminPort()));
   }
 
   /** Whether the ingress is running (see {@link #stopIngress()}). */
@@ -319,6 +402,10 @@ public final class Stack implements AutoCloseable {
     }
     List<AutoCloseable> parts = new ArrayList<>();
     parts.add(this::stopIngress);
+    if (sink != null) {
+      parts.add(sink.app());
+      parts.add(sink.postgres());
+    }
     parts.add(processor);
     parts.add(processorRegistry::close);
     parts.add(ingressRegistry::close);

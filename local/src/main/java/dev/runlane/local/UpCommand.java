@@ -45,12 +45,25 @@ final class UpCommand implements Callable<Integer> {
       description = "Use this Redis (default: $REDIS_URL, else localhost:6379, else bundled).")
   URI redisUrl;
 
+  @Option(
+      names = "--no-sink",
+      description = "Leave out PostgreSQL and the sink (saves about 2 s of start-up).")
+  boolean noSink;
+
   @Override
   public Integer call() throws InterruptedException {
     Secret signing = secret == null || secret.isBlank() ? Stack.newSecret() : Secret.of(secret);
     Stack.Settings settings =
         new Stack.Settings(
-            host, port, adminPort, processorPort, partitions, signing, redisUrl, Duration.ZERO);
+            host,
+            port,
+            adminPort,
+            processorPort,
+            partitions,
+            signing,
+            redisUrl,
+            Duration.ZERO,
+            !noSink);
     PrintStream out = System.out;
     out.println("starting the runlane stack (Kafka, Redis, ingress, processor) ...");
     Stack stack = Stack.start(settings);
@@ -79,6 +92,15 @@ final class UpCommand implements Callable<Integer> {
     out.println("  processor       " + processor + "/runs/{run_id}  /health/ready  /metrics");
     out.println("  kafka           " + stack.bootstrapServers());
     out.println("  redis           " + stack.redisDescription());
+    if (stack.sinkTarget() != null) {
+      out.println("  sink admin      " + stack.sinkTarget().adminUri() + "/health/ready  /metrics");
+      out.println(
+          "  postgres        "
+              + stack.sinkTarget().jdbcUrl()
+              + " (user "
+              + stack.sinkTarget().user()
+              + "; tables processed_events, runs, sink_offsets)");
+    }
     out.println("  signing secret  " + stack.secret().reveal());
     out.println();
     out.println("send a webhook and read the run's state:");

@@ -63,9 +63,30 @@ public final class PipelineVerifier {
    * @param topics the pipeline's topics
    * @param processorUri the processor's admin base, e.g. {@code http://127.0.0.1:9081}
    * @param applicationId the processor's application id (its consumer group)
+   * @param sink the sink's database, or null when the pipeline has none
    */
   public record Target(
-      String bootstrapServers, TopicNames topics, URI processorUri, String applicationId) {}
+      String bootstrapServers,
+      TopicNames topics,
+      URI processorUri,
+      String applicationId,
+      SinkTarget sink) {
+
+    /** A pipeline without a sink. */
+    public Target(
+        String bootstrapServers, TopicNames topics, URI processorUri, String applicationId) {
+      this(bootstrapServers, topics, processorUri, applicationId, null);
+    }
+  }
+
+  /**
+   * Where the sink writes.
+   *
+   * @param jdbcUrl its database
+   * @param user a user that may read it (no password: the local stack's database trusts loopback)
+   * @param adminUri the sink's admin base (metrics)
+   */
+  public record SinkTarget(String jdbcUrl, String user, URI adminUri) {}
 
   private final Target target;
   private final ObjectMapper json = new ObjectMapper();
@@ -259,6 +280,14 @@ public final class PipelineVerifier {
         check(
             "query API agrees with sume.runs", apiMismatches, down.runs.size() + " runs queried"));
 
+    DatabaseCheck.Result database = null;
+    if (target.sink() != null) {
+      database =
+          new DatabaseCheck(target.sink(), http)
+              .check(down.applied.keySet(), down.runs, settleTimeout);
+      checks.addAll(database.checks());
+    }
+
     Map<String, Long> counts = new LinkedHashMap<>();
     counts.put("events generated", (long) sent.size());
     counts.put("events acked", (long) acked.size());
@@ -281,6 +310,11 @@ public final class PipelineVerifier {
     counts.put("applied again by a reprocess (marked)", down.replayed);
     counts.put("duplicates caught by redis", metrics.count("duplicate", "redis"));
     counts.put("duplicates caught by run store", metrics.count("duplicate", "store"));
+    if (database != null) {
+      counts.put("duplicates caught by the database constraint", database.duplicates());
+      counts.put("older states refused by the database", database.refused());
+      counts.put("rows in processed_events", database.rows());
+    }
     counts.put("invalid", metrics.count("invalid"));
     counts.put("lost", (long) lost.size());
     counts.put("applied twice", (long) twice.size());

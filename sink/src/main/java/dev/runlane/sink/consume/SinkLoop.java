@@ -1,0 +1,353 @@
+package dev.runlane.sink.consume;
+
+import dev.runlane.sink.SinkMetrics;
+import dev.runlane.sink.db.BatchWriter;
+import dev.runlane.sink.db.BatchWriter.OffsetMove;
+import dev.runlane.sink.db.OffsetStore;
+import dev.runlane.sink.db.OffsetsMovedException;
+import dev.runlane.sink.db.SinkDatabase;
+import dev.runlane.sink.event.EventDecoder;
+import dev.runlane.sink.event.SinkEvent;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The sink's consumer thread: poll, write the batch in one transaction with its offsets, repeat.
+ *
+ * <p>Positions come from the database only: a partition assigned to this consumer is paused until
+ * its stored offset has been read and sought to (the beginning when none is stored), so no record
+ * is written from a position the database did not choose. When the database fails, the batch is
+ * rolled back, every partition is paused and positioned again from the database once it answers:
+ * the records of the failed batch are read again, and the constraint absorbs any that a commit
+ * whose answer was lost did store. Polling goes on meanwhile (paused partitions return nothing), so
+ * the consumer keeps its place in the group while it waits.
+ */
+public final class SinkLoop implements Runnable {
+  private static final Logger log = LoggerFactory.getLogger(SinkLoop.class);
+
+  private static final Duration POLL = Duration.ofMillis(200);
+
+  /** While idle, the database is checked this often, so readiness notices an outage anyway. */
+  private static final Duration IDLE_PROBE = Duration.ofSeconds(2);
+
+  private final Consumer<String, byte[]> consumer;
+  private final String topic;
+  private final SinkDatabase database;
+  private final OffsetStore offsets;
+  private final BatchWriter writer;
+  private final EventDecoder decoder = new EventDecoder();
+  private final SinkMetrics metrics;
+  private final Backoff backoff = new Backoff(Duration.ofMillis(100), Duration.ofSeconds(5));
+
+  /** The stored next offset of each assigned, positioned partition (null: none stored yet). */
+  private final Map<TopicPartition, Long> stored = new HashMap<>();
+
+  private final Set<TopicPartition> unpositioned = new HashSet<>();
+
+  private volatile boolean running = true;
+  private volatile boolean joined;
+  private volatile boolean databaseUp = true;
+  private volatile boolean positioned;
+  private volatile Throwable failure;
+  private long lastDatabaseContact = System.nanoTime();
+
+  public SinkLoop(
+      Consumer<String, byte[]> consumer,
+      String topic,
+      String group,
+      SinkDatabase database,
+      SinkMetrics metrics) {
+    this.consumer = consumer;
+    this.topic = topic;
+    this.database = database;
+    this.offsets = new OffsetStore(group);
+    this.writer = new BatchWriter(group, topic);
+    this.metrics = metrics;
+  }
+
+  /** Joined its group, every assigned partition positioned, and the database answering. */
+  public boolean ready() {
+    return joined && positioned && databaseUp && failure == null;
+  }
+
+  /** False once the loop died of something it cannot recover from. */
+  public boolean live() {
+    return failure == null;
+  }
+
+  public boolean databaseUp() {
+    return databaseUp;
+  }
+
+  /** Stops the loop from another thread; it closes the consumer on its way out. */
+  public void stop() {
+    running = false;
+    consumer.wakeup();
+  }
+
+  @Override
+  public void run() {
+    try {
+      consumer.subscribe(List.of(topic), new Listener());
+      while (running) {
+        step();
+      }
+    } catch (WakeupException e) {
+      if (running) {
+        failure = e;
+        throw e;
+      }
+    } catch (RuntimeException | Error e) {
+      failure = e;
+      log.error("sink loop stopped: {}", e.toString(), e);
+      throw e;
+    } finally {
+      consumer.close();
+    }
+  }
+
+  private void step() {
+    if (!unpositioned.isEmpty() && !position()) {
+      consumer.poll(backoff.next()); // paused: keeps the group membership while waiting
+      return;
+    }
+    positioned = unpositioned.isEmpty();
+    ConsumerRecords<String, byte[]> records = consumer.poll(POLL);
+    updateLag();
+    if (records.isEmpty()) {
+      probeWhenIdle();
+      return;
+    }
+    long start = System.nanoTime();
+    Batch batch = decode(records);
+    try (Connection c = database.connection()) {
+      BatchWriter.Result result = writer.write(c, batch.events, batch.moves);
+      batch.moves.forEach((tp, move) -> stored.put(tp, move.next()));
+      databaseContact(true);
+      record(records.count(), start, result, batch.receivedAt);
+      commitForTools(batch.moves);
+    } catch (OffsetsMovedException e) {
+      log.warn("batch rolled back, positioning again from the database: {}", e.getMessage());
+      metrics.offsetsMoved();
+      repositionAll();
+    } catch (SQLException e) {
+      databaseFailed(e);
+      repositionAll();
+    }
+  }
+
+  /** Seeks every unpositioned partition to its stored offset; false while the database fails. */
+  private boolean position() {
+    Set<TopicPartition> wanted = new HashSet<>(unpositioned);
+    wanted.retainAll(consumer.assignment());
+    unpositioned.retainAll(wanted);
+    if (wanted.isEmpty()) {
+      return true;
+    }
+    Map<TopicPartition, Long> found;
+    try (Connection c = database.connection()) {
+      found = offsets.read(c, wanted);
+    } catch (SQLException e) {
+      databaseFailed(e);
+      return false;
+    }
+    databaseContact(true);
+    List<TopicPartition> fresh = new ArrayList<>();
+    for (TopicPartition tp : wanted) {
+      Long next = found.get(tp);
+      stored.put(tp, next);
+      if (next == null) {
+        fresh.add(tp);
+      } else {
+        consumer.seek(tp, next);
+      }
+    }
+    if (!fresh.isEmpty()) {
+      consumer.seekToBeginning(fresh);
+    }
+    consumer.resume(wanted);
+    unpositioned.removeAll(wanted);
+    log.info("positioned {} partition(s) from the database: {}", wanted.size(), found);
+    return true;
+  }
+
+  private void repositionAll() {
+    Set<TopicPartition> assigned = consumer.assignment();
+    consumer.pause(assigned);
+    unpositioned.addAll(assigned);
+    positioned = false;
+  }
+
+  private record Batch(
+      List<SinkEvent> events,
+      Map<TopicPartition, OffsetMove> moves,
+      Map<String, Instant> receivedAt) {}
+
+  private Batch decode(ConsumerRecords<String, byte[]> records) {
+    List<SinkEvent> events = new ArrayList<>(records.count());
+    Map<String, Instant> receivedAt = new HashMap<>();
+    Map<TopicPartition, OffsetMove> moves = new HashMap<>();
+    for (TopicPartition tp : records.partitions()) {
+      List<ConsumerRecord<String, byte[]>> part = records.records(tp);
+      for (ConsumerRecord<String, byte[]> r : part) {
+        try {
+          EventDecoder.Decoded d = decoder.decode(r);
+          if (d.dataUnstorable()) {
+            metrics.dataUnstorable();
+            log.warn(
+                "data not stored: PostgreSQL's jsonb cannot hold it (U+0000 or an unpaired"
+                    + " surrogate) request_id={} run_id={}",
+                d.event().requestId(),
+                d.event().runId());
+          }
+          events.add(d.event());
+          Instant received = EventDecoder.receivedAt(r);
+          if (received != null) {
+            receivedAt.put(d.event().requestId(), received);
+          }
+        } catch (EventDecoder.UndecodableException e) {
+          // The processor decided this record with the same parser: nothing else can decode it.
+          metrics.invalid();
+          log.error(
+              "record not stored, it is no event: {}/{}/{}: {}",
+              r.topic(),
+              r.partition(),
+              r.offset(),
+              e.getMessage());
+        }
+      }
+      long last = part.get(part.size() - 1).offset();
+      moves.put(tp, new OffsetMove(stored.get(tp), Math.max(last + 1, consumer.position(tp))));
+    }
+    return new Batch(events, moves, receivedAt);
+  }
+
+  private void record(
+      int records, long start, BatchWriter.Result result, Map<String, Instant> receivedAt) {
+    metrics.batch(records, System.nanoTime() - start);
+    metrics.written(result.written().size());
+    metrics.duplicates(result.duplicates());
+    metrics.runs(result.runsApplied(), result.runsRefused());
+    Instant now = Instant.now();
+    for (SinkEvent e : result.written()) {
+      Instant received = receivedAt.get(e.requestId());
+      if (received != null) {
+        metrics.endToEnd(Duration.between(received, now));
+      }
+    }
+    if (result.duplicates() > 0 || result.runsRefused() > 0) {
+      log.debug(
+          "batch: {} written, {} duplicates absorbed, {} runs refused an older state",
+          result.written().size(),
+          result.duplicates(),
+          result.runsRefused());
+    }
+  }
+
+  /**
+   * Also commits the offsets to Kafka, only so that Kafka's own tools ({@code
+   * kafka-consumer-groups}) show the sink's lag; the sink never reads them back.
+   */
+  private void commitForTools(Map<TopicPartition, OffsetMove> moves) {
+    Map<TopicPartition, OffsetAndMetadata> commit = new HashMap<>();
+    moves.forEach((tp, m) -> commit.put(tp, new OffsetAndMetadata(m.next())));
+    consumer.commitAsync(
+        commit,
+        (done, e) -> {
+          if (e != null) {
+            log.debug("offset commit for the tools failed (harmless): {}", e.toString());
+          }
+        });
+  }
+
+  private void updateLag() {
+    long lag = 0;
+    for (TopicPartition tp : consumer.assignment()) {
+      OptionalLong l = consumer.currentLag(tp);
+      if (l.isPresent()) {
+        lag += l.getAsLong();
+      }
+    }
+    metrics.lag(lag);
+  }
+
+  private void probeWhenIdle() {
+    if (System.nanoTime() - lastDatabaseContact < IDLE_PROBE.toNanos()) {
+      return;
+    }
+    boolean up = database.answers();
+    if (up) {
+      databaseContact(true);
+    } else {
+      databaseFailed(null);
+      repositionAll();
+    }
+  }
+
+  private void databaseContact(boolean up) {
+    lastDatabaseContact = System.nanoTime();
+    if (up && !databaseUp) {
+      log.info("database answers again; writing resumes from the stored offsets");
+    }
+    databaseUp = up;
+    metrics.databaseAvailable(up);
+    backoff.reset();
+  }
+
+  private void databaseFailed(SQLException e) {
+    metrics.databaseFailure();
+    if (databaseUp) {
+      log.warn(
+          "database unavailable, waiting for it (not ready meanwhile): {}",
+          e == null ? "no answer to a validation" : e.toString());
+    } else {
+      log.debug("database still unavailable", e);
+    }
+    databaseUp = false;
+    metrics.databaseAvailable(false);
+    lastDatabaseContact = System.nanoTime();
+  }
+
+  /** Runs inside {@code poll()}, on this thread: pauses new partitions until positioned. */
+  private final class Listener implements ConsumerRebalanceListener {
+    @Override
+    public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+      joined = true;
+      consumer.pause(partitions);
+      unpositioned.addAll(partitions);
+      positioned = unpositioned.isEmpty();
+      if (!partitions.isEmpty()) {
+        log.info("assigned {}", partitions);
+      }
+    }
+
+    @Override
+    public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+      // Nothing is in flight: each batch commits before the next poll, where revocation happens.
+      partitions.forEach(stored::remove);
+      unpositioned.removeAll(partitions);
+      if (!partitions.isEmpty()) {
+        log.info("revoked {}", partitions);
+      }
+    }
+  }
+}

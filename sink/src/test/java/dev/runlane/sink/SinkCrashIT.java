@@ -1,0 +1,151 @@
+package dev.runlane.sink;
+
+import static dev.runlane.sink.SinkHarness.T0;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.runlane.embedded.Infra;
+import dev.runlane.embedded.RealInfra;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * kill -9 of a sink JVM while it writes: the restarted sink neither loses nor doubles a row, and
+ * its stored offsets end at the topic's end.
+ */
+@RealInfra
+class SinkCrashIT {
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+  @Test
+  void killNineMidBatchThenRestartLosesAndDoublesNothing(Infra infra) throws Exception {
+    int runs = 200;
+    int perRun = 100;
+    try (SinkHarness h = new SinkHarness(infra, infra.postgres(), "crash", 6)) {
+      for (int e = 0; e < perRun; e++) {
+        for (int r = 0; r < runs; r++) {
+          h.send("run-" + r, "run-" + r + "-e" + e, T0.plusMillis(e), null);
+        }
+      }
+      h.flush();
+      long total = (long) runs * perRun;
+
+      for (int kill = 1; kill <= 2; kill++) {
+        Process sink = startChild(h, "kill-" + kill);
+        long before = h.count("SELECT count(*) FROM processed_events");
+        // Killed while it writes: rows are landing, and the topic is not drained yet.
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .pollInterval(Duration.ofMillis(20))
+            .until(
+                () -> {
+                  assertThat(sink.isAlive()).as("sink alive").isTrue();
+                  return h.count("SELECT count(*) FROM processed_events") > before + 1000;
+                });
+        sink.destroyForcibly().waitFor();
+        long atKill = h.count("SELECT count(*) FROM processed_events");
+        assertThat(atKill).as("killed before it drained the topic").isLessThan(total);
+        assertConsistent(h);
+      }
+
+      Process last = startChild(h, "final");
+      try {
+        h.awaitCaughtUp(Duration.ofSeconds(90));
+      } finally {
+        last.destroy();
+        last.waitFor();
+      }
+      assertConsistent(h);
+      assertThat(h.count("SELECT count(*) FROM processed_events")).isEqualTo(total);
+      assertThat(h.count("SELECT count(*) FROM runs WHERE applied_count = " + perRun))
+          .isEqualTo(runs);
+      assertThat(
+              h.count(
+                  "SELECT count(*) FROM runs WHERE last_request_id <> run_id || '-e"
+                      + (perRun - 1)
+                      + "'"))
+          .isZero();
+      assertConsistent(h);
+    }
+  }
+
+  /**
+   * The stored offsets account for exactly the rows stored: each partition's next offset is one
+   * past the highest offset stored from it (every record of the topic is an event stored once).
+   */
+  private static void assertConsistent(SinkHarness h) throws Exception {
+    Map<Integer, Long> stored = h.storedOffsets();
+    long rowsCovered = stored.values().stream().mapToLong(Long::longValue).sum();
+    assertThat(h.count("SELECT count(*) FROM processed_events"))
+        .as("rows = records below the stored offsets")
+        .isEqualTo(rowsCovered);
+    for (var e : stored.entrySet()) {
+      assertThat(
+              h.count(
+                  "SELECT count(*) FROM processed_events WHERE kafka_partition = "
+                      + e.getKey()
+                      + " AND kafka_offset < "
+                      + e.getValue()))
+          .as("rows below the stored offset of partition %d", e.getKey())
+          .isEqualTo(e.getValue());
+      assertThat(
+              h.count(
+                  "SELECT count(*) FROM processed_events WHERE kafka_partition = "
+                      + e.getKey()
+                      + " AND kafka_offset >= "
+                      + e.getValue()))
+          .as("rows past the stored offset of partition %d", e.getKey())
+          .isZero();
+    }
+  }
+
+  private static Process startChild(SinkHarness h, String name) throws IOException {
+    int port;
+    try (var socket = new java.net.ServerSocket(0)) {
+      port = socket.getLocalPort();
+    }
+    ProcessBuilder pb =
+        new ProcessBuilder(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-Xmx192m",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            "-cp",
+            System.getProperty("java.class.path"),
+            SinkMain.class.getName());
+    Map<String, String> env = pb.environment();
+    env.keySet().removeIf(k -> k.startsWith("KAFKA_") || k.startsWith("SINK_"));
+    env.putAll(h.env());
+    env.put("SINK_PORT", Integer.toString(port));
+    // Small batches: many transactions, so the kill lands among them.
+    env.put("SINK_MAX_POLL_RECORDS", "200");
+    Path log = Path.of("target", "sink-crash-" + name + ".log");
+    Files.createDirectories(log.getParent());
+    pb.redirectErrorStream(true).redirectOutput(log.toFile());
+    Process process = pb.start();
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(100))
+        .ignoreExceptions()
+        .until(
+            () -> {
+              assertThat(process.isAlive()).as("sink %s alive (log %s)", name, log).isTrue();
+              return HTTP.send(
+                          HttpRequest.newBuilder(
+                                  URI.create("http://127.0.0.1:" + port + "/health/ready"))
+                              .build(),
+                          HttpResponse.BodyHandlers.discarding())
+                      .statusCode()
+                  == 200;
+            });
+    return process;
+  }
+}

@@ -1,0 +1,233 @@
+package dev.runlane.sink;
+
+import static org.awaitility.Awaitility.await;
+
+import dev.runlane.common.generation.Replay;
+import dev.runlane.common.kafka.RecordHeaders;
+import dev.runlane.common.kafka.TopicEnsurer;
+import dev.runlane.common.metrics.Metrics;
+import dev.runlane.embedded.Infra;
+import dev.runlane.embedded.Postgres;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * A topic standing for {@code sume.events}, a database of the sink's own, and a producer writing
+ * what the processor writes there (key: run id; value: the body; the ingress's headers).
+ */
+final class SinkHarness implements AutoCloseable {
+  static final Instant T0 = Instant.parse("2026-11-29T10:00:00Z");
+
+  final String bootstrap;
+  final String topic;
+  final String group;
+  final int partitions;
+  final Postgres postgres;
+  final String database;
+  private final KafkaProducer<String, byte[]> producer;
+  private final List<Future<RecordMetadata>> sent = new ArrayList<>();
+
+  SinkHarness(Infra infra, Postgres postgres, String name, int partitions) throws Exception {
+    this.bootstrap = infra.bootstrapServers();
+    this.topic = infra.uniqueName(name + ".events");
+    this.group = infra.uniqueName(name + "-sink");
+    this.partitions = partitions;
+    this.postgres = postgres;
+    this.database = postgres.createDatabase(infra.uniqueName(name).replace('-', '_'));
+    try (Admin admin = admin()) {
+      // Created and served before the first send: an idempotent producer's first batches to a
+      // topic without leaders can fail for good (D10).
+      TopicEnsurer.ensure(
+          admin, List.of(new NewTopic(topic, partitions, (short) 1)), Duration.ofSeconds(30));
+    }
+    Map<String, Object> p = new HashMap<>();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
+    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+    this.producer = new KafkaProducer<>(p);
+  }
+
+  /** The environment of a sink on this harness. */
+  Map<String, String> env() {
+    Map<String, String> env = new HashMap<>();
+    env.put("KAFKA_BOOTSTRAP_SERVERS", bootstrap);
+    env.put("TOPIC_EVENTS", topic);
+    env.put("SINK_GROUP_ID", group);
+    env.put("SINK_DATABASE_URL", postgres.jdbcUrl(database));
+    env.put("SINK_DATABASE_USER", postgres.username());
+    if (postgres.password() != null) {
+      env.put("SINK_DATABASE_PASSWORD", postgres.password());
+    }
+    env.put("SINK_DATABASE_STARTUP_TIMEOUT_SECONDS", "30");
+    return env;
+  }
+
+  /** An in-process sink on a free admin port. */
+  SinkApp startSink(PrometheusMeterRegistry registry) {
+    SinkApp app = SinkApp.start(SinkConfig.fromEnv(env()).withPort(0), registry);
+    app.awaitReady(Duration.ofSeconds(60));
+    return app;
+  }
+
+  static PrometheusMeterRegistry registry() {
+    return Metrics.newRegistry("sink");
+  }
+
+  static byte[] body(String runId, String requestId, Instant createdAt, String type) {
+    return ("{\"request_id\":\""
+            + requestId
+            + "\",\"created_at\":\""
+            + createdAt
+            + "\",\"type\":\""
+            + type
+            + "\",\"data\":{\"run_id\":\""
+            + runId
+            + "\",\"step\":\""
+            + requestId
+            + "\"}}")
+        .getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** Sends an applied event as the processor emits it; {@code replay} marks a re-emission. */
+  void send(String runId, String requestId, Instant createdAt, String replay) {
+    ProducerRecord<String, byte[]> r =
+        new ProducerRecord<>(topic, null, runId, body(runId, requestId, createdAt, "run.progress"));
+    RecordHeaders.put(r.headers(), RecordHeaders.REQUEST_ID, requestId);
+    RecordHeaders.put(r.headers(), RecordHeaders.CREATED_AT, createdAt.toString());
+    RecordHeaders.put(
+        r.headers(), RecordHeaders.RECEIVED_AT, Long.toString(System.currentTimeMillis()));
+    if (replay != null) {
+      RecordHeaders.put(r.headers(), Replay.HEADER, replay);
+    }
+    sent.add(producer.send(r));
+  }
+
+  /** Waits until every record sent is in the topic; throws if one is not. */
+  void flush() {
+    producer.flush();
+    try {
+      for (Future<RecordMetadata> f : sent) {
+        f.get();
+      }
+    } catch (InterruptedException | ExecutionException e) {
+      throw new IllegalStateException("a record was not written", e);
+    } finally {
+      sent.clear();
+    }
+  }
+
+  Connection connect() throws SQLException {
+    return DriverManager.getConnection(
+        postgres.jdbcUrl(database), postgres.username(), postgres.password());
+  }
+
+  long count(String sql) throws SQLException {
+    try (Connection c = connect();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /** {@code count(sql)}, or -1 while the database does not answer. */
+  long countOrMinusOne(String sql) {
+    try {
+      return count(sql);
+    } catch (SQLException e) {
+      return -1;
+    }
+  }
+
+  /** The stored offsets of the sink's group, by partition. */
+  Map<Integer, Long> storedOffsets() throws SQLException {
+    Map<Integer, Long> out = new HashMap<>();
+    try (Connection c = connect();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT kafka_partition, next_offset FROM sink_offsets WHERE consumer_group = '"
+                    + group
+                    + "' AND topic = '"
+                    + topic
+                    + "'")) {
+      while (rs.next()) {
+        out.put(rs.getInt(1), rs.getLong(2));
+      }
+    }
+    return out;
+  }
+
+  /** The topic's end offsets, by partition (only partitions that have records). */
+  Map<Integer, Long> endOffsets() throws Exception {
+    Map<TopicPartition, OffsetSpec> want = new HashMap<>();
+    for (int p = 0; p < partitions; p++) {
+      want.put(new TopicPartition(topic, p), OffsetSpec.latest());
+    }
+    Map<Integer, Long> out = new HashMap<>();
+    try (Admin admin = admin()) {
+      admin
+          .listOffsets(want)
+          .all()
+          .get(30, TimeUnit.SECONDS)
+          .forEach(
+              (tp, info) -> {
+                if (info.offset() > 0) {
+                  out.put(tp.partition(), info.offset());
+                }
+              });
+    }
+    return out;
+  }
+
+  /** Waits until every record of the topic is covered by a stored offset. */
+  void awaitCaughtUp(Duration timeout) throws Exception {
+    Map<Integer, Long> end = endOffsets();
+    await()
+        .atMost(timeout)
+        .pollInterval(Duration.ofMillis(100))
+        .ignoreExceptions()
+        .until(() -> storedOffsets().equals(end));
+  }
+
+  private Admin admin() {
+    return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap));
+  }
+
+  static double counter(PrometheusMeterRegistry registry, String name, String outcome) {
+    var c = registry.find(name).tag("outcome", outcome).counter();
+    return c == null ? 0 : c.count();
+  }
+
+  @Override
+  public void close() {
+    producer.close(Duration.ofSeconds(5));
+  }
+}
