@@ -271,7 +271,8 @@ final class BenchContext implements AutoCloseable {
         "e2e",
         "recovery",
         "rebuild",
-        GenerationsStage.STAGE);
+        GenerationsStage.STAGE,
+        SinkStage.STAGE);
   }
 
   @Override

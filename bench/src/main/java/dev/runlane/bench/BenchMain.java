@@ -92,6 +92,7 @@ public final class BenchMain {
             case "recovery" -> new RecoveryStage(ctx).run();
             case "rebuild" -> new RebuildStage(ctx).run();
             case GenerationsStage.STAGE -> new GenerationsStage(ctx).run();
+            case SinkStage.STAGE -> new SinkStage(ctx).run();
             case SoakStage.STAGE -> new SoakStage(ctx).run();
             default -> throw new IllegalStateException(stage);
           }
