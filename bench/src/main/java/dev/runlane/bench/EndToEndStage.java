@@ -3,6 +3,7 @@ package dev.runlane.bench;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.metrics.Metrics;
+import dev.runlane.embedded.EmbeddedPostgres;
 import dev.runlane.ingress.IngressApp;
 import dev.runlane.ingress.IngressConfig;
 import dev.runlane.processor.ProcessorApp;
@@ -48,8 +49,17 @@ final class EndToEndStage {
 
   private final BenchContext ctx;
 
+  /**
+   * The processor's reorder window, if the run sets one: it delays every event by itself (D46), so
+   * the capacity rule and the latency target allow for it.
+   */
+  private final Duration reorderWindow;
+
   EndToEndStage(BenchContext ctx) {
     this.ctx = ctx;
+    Map<String, String> tuning = new HashMap<>();
+    BenchContext.passThrough(tuning, ProcessorStage.TUNING);
+    this.reorderWindow = ProcessorConfig.fromEnv(tuning).reorderWindow();
   }
 
   /**
@@ -179,8 +189,9 @@ final class EndToEndStage {
       res.add(
           Results.Row.figure(
               STAGE,
-              "pipeline: highest rate kept up (every 200 visible, p50 < 250 ms; steps of 1k/s,"
-                  + " a 2nd window on a miss)",
+              "pipeline: highest rate kept up (every 200 visible, p50 < 250 ms"
+                  + (reorderWindow.isZero() ? "" : " + the reorder window")
+                  + "; steps of 1k/s, a 2nd window on a miss)",
               sustainable,
               "events/s"));
       double rate = Math.max(500, Math.floor(sustainable / 2 / 100) * 100);
@@ -231,6 +242,7 @@ final class EndToEndStage {
         }
         res.note(STAGE, String.format("@ %,.0f/s, stream thread:%s", r, threadMetrics(processor)));
         boolean half = r == rate;
+        long targetMs = 200 + (reorderWindow.isZero() ? 0 : reorderWindow.toMillis() - 50);
         res.add(
             new Results.Row(
                 STAGE,
@@ -251,9 +263,96 @@ final class EndToEndStage {
                 "Kafka EndToEndLatency p99",
                 tool.p99(),
                 s.p99() / Math.max(tool.p99(), 1.0),
-                half ? "<= 200 ms at half load" : "",
-                half ? s.p99() <= 200 : null));
+                half
+                    ? reorderWindow.isZero()
+                        ? "<= 200 ms at half load"
+                        : "<= window + 150 ms at half load"
+                    : "",
+                half ? s.p99() <= targetMs : null));
       }
+      measureWithSink(load, ingress.port(), bootstrap, topics, rate, perRateWarmup, webhooks);
+    }
+  }
+
+  /**
+   * One more window at half load with the PostgreSQL sink (D54) running on the events topic: the
+   * ingress's receipt of each webhook to its row's commit, from the sink's own timer over the
+   * window (its histogram's buckets, so to their resolution).
+   */
+  private void measureWithSink(
+      OpenLoopLoad load,
+      int port,
+      String bootstrap,
+      TopicNames topics,
+      double rate,
+      Duration warmup,
+      Webhooks webhooks)
+      throws Exception {
+    Duration window = Duration.ofSeconds(ctx.quick ? 10 : 60);
+    try (EmbeddedPostgres postgres = EmbeddedPostgres.start();
+        SinkStage.Running sink =
+            SinkStage.Running.start(postgres, bootstrap, topics.events(), "bench-e2e-sink")) {
+      sink.awaitCaughtUp(Duration.ofMinutes(2)); // what the pipeline emitted before it started
+      var before = sink.endToEnd().takeSnapshot();
+      Step step = measure(load, port, bootstrap, topics, rate, warmup, window, webhooks);
+      var after = sink.endToEnd().takeSnapshot();
+      report(step, rate, topics);
+      BucketWindow rows = BucketWindow.between(before, after);
+      System.out.printf("  e2e @ %,.0f/s to rows: %s%n", rate, rows);
+      ctx.results.note(
+          STAGE,
+          String.format(
+              "@ %,.0f/s with the sink: %,d rows committed in the window (and its %d s warm-up);"
+                  + " ingress 200 -> visible in events p50 %.0f ms, p99 %.0f ms in the same"
+                  + " window",
+              rate, rows.count(), warmup.toSeconds(), step.e2e().p50(), step.e2e().p99()));
+      ctx.results.add(
+          Results.Row.figure(
+              STAGE,
+              String.format(
+                  "ingress receipt -> row committed in PostgreSQL (sink), p50 @ %,.0f/s", rate),
+              rows.percentile(0.50),
+              "ms (bucket bound)"));
+      ctx.results.add(
+          Results.Row.figure(
+              STAGE,
+              String.format(
+                  "ingress receipt -> row committed in PostgreSQL (sink), p99 @ %,.0f/s", rate),
+              rows.percentile(0.99),
+              "ms (bucket bound)"));
+    }
+  }
+
+  /** A timer's distribution between two snapshots, from its cumulative histogram buckets. */
+  record BucketWindow(double[] boundsMs, long[] counts, long count) {
+    static BucketWindow between(
+        io.micrometer.core.instrument.distribution.HistogramSnapshot before,
+        io.micrometer.core.instrument.distribution.HistogramSnapshot after) {
+      var b = before.histogramCounts();
+      var a = after.histogramCounts();
+      double[] bounds = new double[a.length];
+      long[] counts = new long[a.length];
+      for (int i = 0; i < a.length; i++) {
+        bounds[i] = a[i].bucket(java.util.concurrent.TimeUnit.MILLISECONDS);
+        counts[i] = (long) (a[i].count() - (i < b.length ? b[i].count() : 0));
+      }
+      return new BucketWindow(bounds, counts, after.count() - before.count());
+    }
+
+    /** The upper bound of the bucket that holds the {@code p} quantile, in ms; NaN if empty. */
+    double percentile(double p) {
+      for (int i = 0; i < counts.length; i++) {
+        if (count > 0 && counts[i] >= p * count) {
+          return boundsMs[i];
+        }
+      }
+      return Double.NaN;
+    }
+
+    @Override
+    public String toString() {
+      return String.format(
+          "%,d rows, p50 <= %.0f ms, p99 <= %.0f ms", count, percentile(0.5), percentile(0.99));
     }
   }
 
@@ -307,8 +406,8 @@ final class EndToEndStage {
      * raises the median with it, while a single stall of a second (seen on this box at any rate)
      * only moves the tail, which is what the half-load window then measures.
      */
-    boolean keptUp() {
-      return complete() && e2e.p50() < 250;
+    boolean keptUp(Duration reorderWindow) {
+      return complete() && e2e.p50() < 250 + reorderWindow.toMillis();
     }
 
     /** Every request answered 2xx in time and every one visible, whatever the latency. */
@@ -342,7 +441,7 @@ final class EndToEndStage {
       for (int attempt = 1; attempt <= WINDOWS_PER_STEP && !keptUp; attempt++) {
         Step step =
             report(measure(load, port, bootstrap, topics, r, warmup, window, webhooks), r, topics);
-        keptUp = step.keptUp();
+        keptUp = step.keptUp(reorderWindow);
         System.out.printf(
             "  pipeline step %,.0f/s, window %d/%d: %s%n",
             r, attempt, WINDOWS_PER_STEP, keptUp ? "kept up" : "fell behind");

@@ -246,23 +246,62 @@ final class SinkStage {
     newest.clear();
   }
 
+  /** A sink on {@code topic}, writing a database of its own on {@code postgres}. */
+  record Running(SinkApp app, PrometheusMeterRegistry registry) implements AutoCloseable {
+    static Running start(EmbeddedPostgres postgres, String bootstrap, String topic, String group) {
+      String db = postgres.createDatabase(group.replace('-', '_'));
+      Map<String, String> env = new HashMap<>();
+      env.put("KAFKA_BOOTSTRAP_SERVERS", bootstrap);
+      env.put("TOPIC_EVENTS", topic);
+      env.put("SINK_GROUP_ID", group);
+      env.put(SinkConfig.ENV_DATABASE_URL, postgres.jdbcUrl(db));
+      env.put(SinkConfig.ENV_DATABASE_USER, postgres.username());
+      if (postgres.password() != null) {
+        env.put(SinkConfig.ENV_DATABASE_PASSWORD, postgres.password());
+      }
+      PrometheusMeterRegistry registry = Metrics.newRegistry("sink");
+      try {
+        SinkApp app = SinkApp.start(SinkConfig.fromEnv(env).withPort(0), registry);
+        // Joined, every partition positioned: its start (migrations, the join) is not its rate.
+        app.awaitReady(Duration.ofMinutes(2));
+        return new Running(app, registry);
+      } catch (RuntimeException e) {
+        registry.close();
+        throw e;
+      }
+    }
+
+    io.micrometer.core.instrument.Timer endToEnd() {
+      return registry.find(SinkMetrics.END_TO_END).timer();
+    }
+
+    /** Until the sink has stored all that its topic holds now. */
+    void awaitCaughtUp(Duration timeout) {
+      long deadline = System.nanoTime() + timeout.toNanos();
+      while (registry.find(SinkMetrics.LAG).gauge() == null
+          || registry.find(SinkMetrics.LAG).gauge().value() > 0) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("the sink did not catch up within " + timeout);
+        }
+        LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+      }
+    }
+
+    /** The registry last: it holds a JVM GC listener until closed (Metrics.newRegistry). */
+    @Override
+    public void close() {
+      try {
+        app.close();
+      } finally {
+        registry.close();
+      }
+    }
+  }
+
   /** Rows per second of the sink, from its start until every event is stored. */
   private double sinkRun(EmbeddedPostgres postgres, String topic, int events) throws Exception {
-    String db = postgres.createDatabase("bench_sink");
-    Map<String, String> env = new HashMap<>();
-    env.put("KAFKA_BOOTSTRAP_SERVERS", ctx.bootstrap());
-    env.put("TOPIC_EVENTS", topic);
-    env.put("SINK_GROUP_ID", "bench-sink");
-    env.put(SinkConfig.ENV_DATABASE_URL, postgres.jdbcUrl(db));
-    env.put(SinkConfig.ENV_DATABASE_USER, postgres.username());
-    if (postgres.password() != null) {
-      env.put(SinkConfig.ENV_DATABASE_PASSWORD, postgres.password());
-    }
-    PrometheusMeterRegistry registry = Metrics.newRegistry("sink");
-    try (SinkApp sink = SinkApp.start(SinkConfig.fromEnv(env).withPort(0), registry)) {
-      // From the moment it has joined and positioned every partition: its start (migrations, the
-      // group's join) is not its rate.
-      sink.awaitReady(Duration.ofMinutes(2));
+    try (Running running = Running.start(postgres, ctx.bootstrap(), topic, "bench-sink")) {
+      PrometheusMeterRegistry registry = running.registry();
       long start = System.nanoTime();
       double before = written(registry);
       long deadline = start + Duration.ofMinutes(10).toNanos();
@@ -288,8 +327,6 @@ final class SinkStage {
               100 * batches.totalTime(java.util.concurrent.TimeUnit.SECONDS) / seconds);
       System.out.println("  " + batchNote);
       return (events - before) / seconds;
-    } finally {
-      registry.close();
     }
   }
 
