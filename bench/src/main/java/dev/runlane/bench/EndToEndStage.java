@@ -293,9 +293,10 @@ final class EndToEndStage {
         SinkStage.Running sink =
             SinkStage.Running.start(postgres, bootstrap, topics.events(), "bench-e2e-sink")) {
       sink.awaitCaughtUp(Duration.ofMinutes(2)); // what the pipeline emitted before it started
-      var before = sink.endToEnd().takeSnapshot();
+      String series = "runlane_sink_end_to_end_latency_seconds";
+      var before = BucketWindow.buckets(sink.registry().scrape(), series);
       Step step = measure(load, port, bootstrap, topics, rate, warmup, window, webhooks);
-      var after = sink.endToEnd().takeSnapshot();
+      var after = BucketWindow.buckets(sink.registry().scrape(), series);
       report(step, rate, topics);
       BucketWindow rows = BucketWindow.between(before, after);
       System.out.printf("  e2e @ %,.0f/s to rows: %s%n", rate, rows);
@@ -323,20 +324,38 @@ final class EndToEndStage {
     }
   }
 
-  /** A timer's distribution between two snapshots, from its cumulative histogram buckets. */
+  /**
+   * A histogram's distribution between two Prometheus scrapes, from its cumulative {@code _bucket}
+   * series, as {@code histogram_quantile} over a window would compute it: to the buckets'
+   * resolution.
+   */
   record BucketWindow(double[] boundsMs, long[] counts, long count) {
-    static BucketWindow between(
-        io.micrometer.core.instrument.distribution.HistogramSnapshot before,
-        io.micrometer.core.instrument.distribution.HistogramSnapshot after) {
-      var b = before.histogramCounts();
-      var a = after.histogramCounts();
-      double[] bounds = new double[a.length];
-      long[] counts = new long[a.length];
-      for (int i = 0; i < a.length; i++) {
-        bounds[i] = a[i].bucket(java.util.concurrent.TimeUnit.MILLISECONDS);
-        counts[i] = (long) (a[i].count() - (i < b.length ? b[i].count() : 0));
+    static java.util.TreeMap<Double, Long> buckets(String scrape, String series) {
+      java.util.TreeMap<Double, Long> out = new java.util.TreeMap<>();
+      for (String line : scrape.split("\n")) {
+        if (!line.startsWith(series + "_bucket{")) {
+          continue;
+        }
+        int le = line.indexOf("le=\"") + 4;
+        String bound = line.substring(le, line.indexOf('"', le));
+        double seconds =
+            bound.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(bound);
+        long count = (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+        out.merge(seconds, count, Long::sum);
       }
-      return new BucketWindow(bounds, counts, after.count() - before.count());
+      return out;
+    }
+
+    static BucketWindow between(
+        java.util.TreeMap<Double, Long> before, java.util.TreeMap<Double, Long> after) {
+      double[] bounds = new double[after.size()];
+      long[] counts = new long[after.size()];
+      int i = 0;
+      for (var e : after.entrySet()) {
+        bounds[i] = e.getKey() * 1000;
+        counts[i++] = e.getValue() - before.getOrDefault(e.getKey(), 0L);
+      }
+      return new BucketWindow(bounds, counts, i == 0 ? 0 : counts[i - 1]);
     }
 
     /** The upper bound of the bucket that holds the {@code p} quantile, in ms; NaN if empty. */

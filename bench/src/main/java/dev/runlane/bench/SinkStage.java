@@ -271,10 +271,6 @@ final class SinkStage {
       }
     }
 
-    io.micrometer.core.instrument.Timer endToEnd() {
-      return registry.find(SinkMetrics.END_TO_END).timer();
-    }
-
     /** Until the sink has stored all that its topic holds now. */
     void awaitCaughtUp(Duration timeout) {
       long deadline = System.nanoTime() + timeout.toNanos();
