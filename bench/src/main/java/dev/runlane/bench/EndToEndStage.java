@@ -292,7 +292,8 @@ final class EndToEndStage {
     try (EmbeddedPostgres postgres = EmbeddedPostgres.start();
         SinkStage.Running sink =
             SinkStage.Running.start(postgres, bootstrap, topics.events(), "bench-e2e-sink")) {
-      sink.awaitCaughtUp(Duration.ofMinutes(2)); // what the pipeline emitted before it started
+      // What the pipeline emitted before the sink started, out of the way first.
+      sink.awaitCaughtUp(bootstrap, topics.events(), "bench-e2e-sink", Duration.ofMinutes(5));
       String series = "runlane_sink_end_to_end_latency_seconds";
       var before = BucketWindow.buckets(sink.registry().scrape(), series);
       Step step = measure(load, port, bootstrap, topics, rate, warmup, window, webhooks);

@@ -271,15 +271,23 @@ final class SinkStage {
       }
     }
 
-    /** Until the sink has stored all that its topic holds now. */
-    void awaitCaughtUp(Duration timeout) {
-      long deadline = System.nanoTime() + timeout.toNanos();
-      while (registry.find(SinkMetrics.LAG).gauge() == null
-          || registry.find(SinkMetrics.LAG).gauge().value() > 0) {
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException("the sink did not catch up within " + timeout);
+    /**
+     * Until the sink has stored all that {@code topic} holds now: its group's Kafka offsets, which
+     * it commits after each database commit (D54), reach the topic's end offsets.
+     */
+    void awaitCaughtUp(String bootstrap, String topic, String group, Duration timeout)
+        throws Exception {
+      try (org.apache.kafka.clients.admin.Admin admin =
+          org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+        Map<TopicPartition, Long> end = ProcessorStage.endOffsets(admin, topic);
+        long total = end.values().stream().mapToLong(Long::longValue).sum();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (ProcessorStage.committed(admin, group, end) < total) {
+          if (System.nanoTime() > deadline) {
+            throw new IllegalStateException("the sink did not catch up within " + timeout);
+          }
+          LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
         }
-        LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
       }
     }
 
