@@ -301,6 +301,17 @@ final class EndToEndStage {
       report(step, rate, topics);
       BucketWindow rows = BucketWindow.between(before, after);
       System.out.printf("  e2e @ %,.0f/s to rows: %s%n", rate, rows);
+      io.micrometer.core.instrument.Timer batches =
+          sink.registry().find(dev.runlane.sink.SinkMetrics.BATCH_LATENCY).timer();
+      ctx.results.note(
+          STAGE,
+          String.format(
+              "@ %,.0f/s, the sink's database transactions since it started: %,d, mean %.1f ms,"
+                  + " max (last 2 min) %.1f ms",
+              rate,
+              batches.count(),
+              batches.mean(java.util.concurrent.TimeUnit.MILLISECONDS),
+              batches.max(java.util.concurrent.TimeUnit.MILLISECONDS)));
       ctx.results.note(
           STAGE,
           String.format(
