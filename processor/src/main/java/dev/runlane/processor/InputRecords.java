@@ -42,9 +42,14 @@ final class InputRecords implements InputReader {
       TopicPartition partition, SortedSet<Long> offsets) {
     Map<Long, ConsumerRecord<byte[], byte[]>> found = new HashMap<>();
     long deadline = System.nanoTime() + READ_TIMEOUT.toNanos();
+    Map<String, Object> settings = new HashMap<>(consumerSettings);
+    // One client id per partition: stream threads may read back at once, and two consumers with
+    // one id clash in their metrics registrations.
+    settings.put(
+        ConsumerConfig.CLIENT_ID_CONFIG,
+        consumerSettings.get(ConsumerConfig.CLIENT_ID_CONFIG) + "-" + partition.partition());
     try (KafkaConsumer<byte[], byte[]> consumer =
-        new KafkaConsumer<>(
-            consumerSettings, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+        new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       consumer.assign(List.of(partition));
       long end = consumer.endOffsets(List.of(partition), READ_TIMEOUT).get(partition);
       if (offsets.last() >= end) {

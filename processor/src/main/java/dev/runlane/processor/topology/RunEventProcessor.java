@@ -68,6 +68,13 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    */
   static final int MAX_HEADER_BYTES = TopicEnsurer.RECORD_OVERHEAD_BYTES * 3 / 4;
 
+  /**
+   * The most one gap between drains adds to a task's idle time. Wall-clock punctuations come once
+   * per stream-thread loop, and an idle thread's poll waits up to {@code poll.ms} (100 ms) for
+   * records, so drains of an idle task are up to ~100 ms apart; anything longer is the thread busy.
+   */
+  static final long MAX_IDLE_STEP_MS = 250;
+
   /** Between two attempts to reach Redis in block mode. */
   private static final Duration BLOCK_RETRY = Duration.ofMillis(100);
 
@@ -101,6 +108,16 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   private long streamTimeMs = Long.MIN_VALUE;
 
   private long streamMovedAtMs;
+
+  /**
+   * How long this task has been idle since its stream time last moved: the sum of the gaps between
+   * its drains, each counted up to {@link #MAX_IDLE_STEP_MS}. A longer gap is the stream thread
+   * busy elsewhere (initializing another task, reading its held events back), not this partition
+   * being idle (D49).
+   */
+  private long idleMs;
+
+  private long lastDrainAtMs = -1;
 
   /** In block mode, since when Redis has not answered this task (System.nanoTime), or -1. */
   private long blockedSinceNanos = -1;
@@ -160,6 +177,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     // Set at the first drain, not here: the stream thread initializes its other tasks after this
     // one (reading their held events back takes a moment each), and that time is no idleness.
     this.streamMovedAtMs = -1;
+    this.idleMs = 0;
+    this.lastDrainAtMs = -1;
     // Every task of the thread drains on one grid, so that they drain in the same round and the
     // first round trip of the pass carries them all (D45).
     long first =
@@ -242,15 +261,19 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       if (streamMovedAtMs < 0 || context.currentStreamTimeMs() > streamTimeMs) {
         streamTimeMs = context.currentStreamTimeMs();
         streamMovedAtMs = now;
+        idleMs = 0;
+      } else if (lastDrainAtMs >= 0) {
+        idleMs += Math.min(now - lastDrainAtMs, MAX_IDLE_STEP_MS);
       }
-      if (parked.isEmpty()) {
+      lastDrainAtMs = now;
+      if (parked.isEmpty() && held.size() > 0) {
         // Nothing arrives to move this task's time on: let it move with the wall clock from where
         // its records left it, so that an idle partition does not hold its events for ever. Not
         // from the wall clock itself: after a restart the task drains before it has read again
         // what its last commit did not cover, and releasing every restored event at once would
         // make those stale (D46).
         long base = streamTimeMs >= 0 ? streamTimeMs : held.earliestArrival();
-        releaseDue(base + (now - streamMovedAtMs));
+        releaseDue(base + idleMs);
       }
       while (held.size() > settings.maxHeld()) {
         release(held.releaseEarliest(), true);
@@ -363,7 +386,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   /** Releases every held event that arrived at least a window before {@code nowMs}. */
   private void releaseDue(long nowMs) {
     long dueBefore = nowMs - settings.reorderWindow().toMillis();
-    while (held.earliestArrival() <= dueBefore) {
+    while (held.size() > 0 && held.earliestArrival() <= dueBefore) {
       release(held.releaseEarliest(), false);
     }
   }

@@ -127,6 +127,10 @@ public final class SinkLoop implements Runnable {
 
   private void step() {
     if (!unpositioned.isEmpty() && !position()) {
+      // Every partition paused first: with an incremental assignor the partitions kept through a
+      // rebalance are still resumed, and what this poll returned for them would be dropped while
+      // the consumer's position moved past it.
+      repositionAll();
       consumer.poll(backoff.next()); // paused: keeps the group membership while waiting
       return;
     }

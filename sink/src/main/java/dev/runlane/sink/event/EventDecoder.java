@@ -35,6 +35,9 @@ public final class EventDecoder {
 
   private static final JsonFactory JSON = new JsonFactory();
 
+  private static final Instant OLDEST_STORABLE = Instant.parse("0001-01-01T00:00:00Z");
+  private static final Instant NEWEST_STORABLE = Instant.parse("9999-12-31T23:59:59.999999Z");
+
   private final EnvelopeParser parser = EnvelopeParser.withDefaults();
 
   public Decoded decode(ConsumerRecord<String, byte[]> record) throws UndecodableException {
@@ -46,6 +49,13 @@ public final class EventDecoder {
       envelope = parser.parse(record.value());
     } catch (EnvelopeException e) {
       throw new UndecodableException(e.getMessage(), e);
+    }
+    if (envelope.createdAt().isBefore(OLDEST_STORABLE)
+        || !envelope.createdAt().isBefore(NEWEST_STORABLE)) {
+      // RFC 3339 allows years 0000 and, with an offset, 10000; a timestamptz column does not take
+      // them, and a row the database refuses would fail its batch for ever.
+      throw new UndecodableException(
+          "created_at " + envelope.createdAt() + " is outside what PostgreSQL stores", null);
     }
     String data;
     boolean unstorable = false;

@@ -51,6 +51,21 @@ class EventDecoderTest {
   }
 
   @Test
+  void aCreatedAtPostgresCannotStoreIsNoStorableEvent() throws Exception {
+    for (String at : new String[] {"0000-06-01T00:00:00Z", "9999-12-31T23:59:59-01:00"}) {
+      String body = "{\"request_id\":\"r1\",\"created_at\":\"" + at + "\",\"run_id\":\"run-1\"}";
+      assertThatThrownBy(() -> decoder.decode(record(body)))
+          .as(at)
+          .isInstanceOf(EventDecoder.UndecodableException.class)
+          .hasMessageContaining("outside what PostgreSQL stores");
+    }
+    String edge =
+        "{\"request_id\":\"r1\",\"created_at\":\"9999-12-31T23:59:59Z\",\"run_id\":\"u\"}";
+    assertThat(decoder.decode(record(edge)).event().createdAt())
+        .isEqualTo(Instant.parse("9999-12-31T23:59:59Z"));
+  }
+
+  @Test
   void jsonNullDataAndNoDataAreBothNull() throws Exception {
     String head = "{\"request_id\":\"r1\",\"created_at\":\"2026-11-29T10:00:00Z\",\"run_id\":\"u\"";
     assertThat(decoder.decode(record(head + ",\"data\":null}")).event().data()).isNull();
