@@ -194,9 +194,14 @@ final class GenerationsStage {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
       running.set(false);
-      thread.join(30_000);
+      try {
+        thread.join(30_000);
+      } catch (InterruptedException e) {
+        // Kept for the stage's thread to see: the trickle has been told to stop either way.
+        Thread.currentThread().interrupt();
+      }
     }
   }
 }

@@ -12,6 +12,9 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
@@ -316,8 +319,8 @@ final class RedisRestartCheck {
     long idHigh = random.nextLong();
     Instant t0 = Instant.now();
     int ringSize = 5 * RATE; // duplicates of up to ~5 s ago
-    @SuppressWarnings("unchecked")
-    ProducerRecord<String, byte[]>[] ring = new ProducerRecord[ringSize];
+    List<ProducerRecord<String, byte[]>> ring =
+        new ArrayList<>(Collections.nCopies(ringSize, null));
     long unique = 0;
     RateSchedule schedule = new RateSchedule(System.nanoTime(), RATE);
     try (KafkaProducer<String, byte[]> producer =
@@ -326,7 +329,7 @@ final class RedisRestartCheck {
         schedule.parkUntilDue(i);
         if (unique > 0 && random.nextInt(100) < DUPLICATE_PERCENT) {
           ProducerRecord<String, byte[]> old =
-              ring[(int) (random.nextLong(Math.min(unique, ringSize)) % ringSize)];
+              ring.get((int) (random.nextLong(Math.min(unique, ringSize)) % ringSize));
           ProducerRecord<String, byte[]> again =
               new ProducerRecord<>(topic, old.key(), old.value());
           old.headers().forEach(h -> again.headers().add(h));
@@ -339,7 +342,7 @@ final class RedisRestartCheck {
         String run = "run-" + random.nextInt(RUNS);
         ProducerRecord<String, byte[]> record =
             Webhooks.record(topic, id, run, t0.plusMillis(n), 512, random);
-        ring[(int) (n % ringSize)] = record;
+        ring.set((int) (n % ringSize), record);
         producer.send(record, RecoveryStage.countAck(id, acked, notAcked));
       }
       producer.flush();

@@ -1,8 +1,8 @@
 package dev.runlane.bench;
 
 import dev.runlane.common.config.Secret;
+import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.signature.SumeSignatureVerifier;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Base64;
 import java.util.SplittableRandom;
@@ -105,21 +105,18 @@ final class Webhooks {
       String type,
       int size,
       SplittableRandom random) {
-    String head =
-        "{\"request_id\":\""
-            + requestId
-            + "\",\"created_at\":\""
-            + createdAt
-            + "\",\"type\":\""
-            + type
-            + "\",\"data\":{\"run_id\":\""
-            + runId
-            + "\",\"status\":\"running\",\"payload\":\"";
-    String tail = "\"}}";
-    int room = Math.max(0, size - head.length() - tail.length());
-    byte[] raw = new byte[room * 3 / 4];
-    random.nextBytes(raw);
-    String pad = Base64.getEncoder().withoutPadding().encodeToString(raw);
-    return (head + pad + tail).getBytes(StandardCharsets.UTF_8);
+    // Random Base64 in the payload, so that a compressed batch is as large as a real one.
+    return SumeEvents.event(runId, requestId, createdAt)
+        .type(type)
+        .data("status", "running")
+        .paddedTo(
+            size,
+            "payload",
+            room -> {
+              byte[] raw = new byte[room * 3 / 4];
+              random.nextBytes(raw);
+              return Base64.getEncoder().withoutPadding().encodeToString(raw);
+            })
+        .bytes();
   }
 }

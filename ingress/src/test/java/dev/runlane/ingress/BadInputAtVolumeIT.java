@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.runlane.common.config.Secret;
+import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.http.ErrorBody;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.signature.SumeSignatureVerifier;
@@ -601,28 +602,20 @@ class BadInputAtVolumeIT {
   }
 
   private static byte[] utf8Envelope(String note, Charset charset) {
-    return ("{\"request_id\":\""
-            + newId("rid")
-            + "\",\"type\":\"run.updated\",\"created_at\":\""
-            + Instant.now()
-            + "\",\"data\":{\"run_id\":\"run-enc\",\"note\":\""
-            + note
-            + "\"}}")
+    return SumeEvents.event("run-enc", newId("rid"), Instant.now())
+        .type("run.updated")
+        .data("note", note)
+        .json()
         .getBytes(charset);
   }
 
   /** An envelope with {@code bytes} put where {@code ^^at^^} marks the note or the request id. */
   private static byte[] spliced(String at, byte[] bytes) {
     String text =
-        "{\"request_id\":\""
-            + (at.equals("rid") ? "r-^^-" : "")
-            + newId("rid")
-            + "\",\"type\":\"run.updated\","
-            + "\"created_at\":\""
-            + Instant.now()
-            + "\",\"data\":{\"run_id\":\"run-enc\",\"note\":\""
-            + (at.equals("note") ? "a^^b" : "ab")
-            + "\"}}";
+        SumeEvents.event("run-enc", (at.equals("rid") ? "r-^^-" : "") + newId("rid"), Instant.now())
+            .type("run.updated")
+            .data("note", at.equals("note") ? "a^^b" : "ab")
+            .json();
     byte[] t = text.getBytes(StandardCharsets.UTF_8);
     int i = text.indexOf("^^");
     byte[] out = new byte[t.length - 2 + bytes.length];

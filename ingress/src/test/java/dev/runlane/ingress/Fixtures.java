@@ -1,12 +1,12 @@
 package dev.runlane.ingress;
 
 import dev.runlane.common.config.Secret;
+import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.signature.SumeSignatureVerifier;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -50,17 +50,10 @@ public final class Fixtures {
 
   /** An envelope body with the given ids, created now, padded to about {@code size} bytes. */
   public static byte[] body(String requestId, String runId, int size) {
-    String head =
-        "{\"request_id\":\""
-            + requestId
-            + "\",\"type\":\"run.completed\",\"created_at\":\""
-            + Instant.now()
-            + "\",\"data\":{\"run_id\":\""
-            + runId
-            + "\",\"note\":\"";
-    String tail = "\"}}";
-    int pad = Math.max(0, size - head.length() - tail.length());
-    return (head + "x".repeat(pad) + tail).getBytes(StandardCharsets.UTF_8);
+    return SumeEvents.event(runId, requestId, Instant.now())
+        .type("run.completed")
+        .paddedTo(size, "note")
+        .bytes();
   }
 
   public static byte[] body(String requestId, String runId) {

@@ -27,7 +27,9 @@ class TopicPolicyIT {
     Map<String, String> env = Fixtures.env(infra.bootstrapServers(), name);
     env.put("TOPIC_WEBHOOKS_RETENTION_MS", "-1");
     env.put("TOPIC_MIN_INSYNC_REPLICAS", "1");
-    try (IngressApp app = IngressApp.start(Fixtures.config(env), Metrics.newRegistry("ingress"));
+    // Started for the topics it creates at start-up.
+    IngressApp app = IngressApp.start(Fixtures.config(env), Metrics.newRegistry("ingress"));
+    try (app;
         Admin admin = admin(infra)) {
       assertThat(config(admin, name + ".webhooks", TopicConfig.RETENTION_MS_CONFIG))
           .isEqualTo("-1");

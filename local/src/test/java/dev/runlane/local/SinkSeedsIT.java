@@ -3,19 +3,20 @@ package dev.runlane.local;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.signature.SumeSignatureVerifier;
 import dev.runlane.embedded.EmbeddedRedis;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -31,9 +32,11 @@ import org.junit.jupiter.api.Test;
  * ingress, the processor and the sink, is one row; each layer counts the copies it caught.
  */
 class SinkSeedsIT {
-  private static final String BODY =
-      "{\"request_id\":\"req-seed\",\"created_at\":\"2026-11-29T10:00:00Z\","
-          + "\"type\":\"run.completed\",\"data\":{\"run_id\":\"run-seed\",\"ok\":true}}";
+  private static final byte[] BODY =
+      SumeEvents.event("run-seed", "req-seed", Instant.parse("2026-11-29T10:00:00Z"))
+          .type("run.completed")
+          .data("ok", true)
+          .bytes();
 
   @Test
   void fiveConcurrentAndThreeSequentialAcrossARedisRestartAreOneRow() throws Exception {
@@ -101,7 +104,7 @@ class SinkSeedsIT {
   }
 
   private static int deliver(HttpClient http, Stack stack) throws Exception {
-    byte[] raw = BODY.getBytes(StandardCharsets.UTF_8);
+    byte[] raw = BODY;
     long ts = System.currentTimeMillis() / 1000;
     HttpRequest request =
         HttpRequest.newBuilder(stack.webhookUri())

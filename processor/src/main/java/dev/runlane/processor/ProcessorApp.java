@@ -462,7 +462,6 @@ public final class ProcessorApp implements AutoCloseable {
     p.put(
         StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG,
         LogAndFailProcessingExceptionHandler.class);
-    p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
     p.put(
         StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG,
         DefaultProductionExceptionHandler.class);

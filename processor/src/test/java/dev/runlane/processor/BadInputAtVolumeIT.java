@@ -3,6 +3,7 @@ package dev.runlane.processor;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
@@ -547,27 +548,20 @@ class BadInputAtVolumeIT {
   }
 
   private static byte[] encoded(String note, Charset charset) {
-    return ("{\"request_id\":\""
-            + newId()
-            + "\",\"created_at\":\""
-            + Instant.now()
-            + "\",\"type\":\"t\",\"data\":{\"run_id\":\"run-enc\",\"note\":\""
-            + note
-            + "\"}}")
+    return SumeEvents.event("run-enc", newId(), Instant.now())
+        .type("t")
+        .data("note", note)
+        .json()
         .getBytes(charset);
   }
 
   /** A valid envelope of run-enc with {@code bytes} in its note, or in its request id. */
   private static byte[] spliced(byte[] bytes, boolean inRequestId) {
     String text =
-        "{\"request_id\":\""
-            + (inRequestId ? "r^" : "")
-            + newId()
-            + "\",\"created_at\":\""
-            + Instant.now()
-            + "\",\"type\":\"t\",\"data\":{\"run_id\":\"run-enc\",\"note\":\""
-            + (inRequestId ? "ab" : "a^b")
-            + "\"}}";
+        SumeEvents.event("run-enc", (inRequestId ? "r^" : "") + newId(), Instant.now())
+            .type("t")
+            .data("note", inRequestId ? "ab" : "a^b")
+            .json();
     byte[] t = utf8(text);
     int at = text.indexOf('^');
     byte[] out = new byte[t.length - 1 + bytes.length];

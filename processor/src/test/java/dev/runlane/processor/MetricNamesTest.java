@@ -26,7 +26,8 @@ class MetricNamesTest {
     PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
     new ProcessorMetrics(registry);
     new TransactionAwareClients(RedisBudget.unbounded(), registry);
-    try (RedisDedup dedup =
+    // Constructed for the meters it registers; it never connects (nothing listens on port 1).
+    RedisDedup dedup =
         new RedisDedup(
             new RedisDedup.RedisDedupSettings(
                 URI.create("redis://127.0.0.1:1"),
@@ -35,7 +36,8 @@ class MetricNamesTest {
                 Duration.ofHours(24),
                 Duration.ofMillis(100),
                 Duration.ofSeconds(1)),
-            registry)) {
+            registry);
+    try (dedup) {
       String scrape = registry.scrape();
       Set<String> named = new LinkedHashSet<>();
       for (Path doc :

@@ -46,6 +46,7 @@ import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.admin.TransactionState;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -739,9 +740,14 @@ class ProcessorFailoverIT {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
       stop.set(true);
-      thread.join(TimeUnit.SECONDS.toMillis(30));
+      try {
+        thread.join(TimeUnit.SECONDS.toMillis(30));
+      } catch (InterruptedException e) {
+        // Kept for the test's thread to see; the producers are closed all the same.
+        Thread.currentThread().interrupt();
+      }
       first.close(Duration.ofSeconds(10));
       second.close(Duration.ofSeconds(10));
     }
@@ -1152,7 +1158,7 @@ class ProcessorFailoverIT {
 
     @Override
     public void close() {
-      consumer.close(Duration.ofSeconds(5));
+      consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
     }
   }
 }

@@ -2,6 +2,7 @@ package dev.runlane.processor;
 
 import static org.awaitility.Awaitility.await;
 
+import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.processor.dedup.Dedup;
@@ -126,19 +127,14 @@ final class ProcessorHarness implements AutoCloseable {
 
   static byte[] event(
       String runId, String requestId, Instant createdAt, String type, String padding) {
-    return ("{\"request_id\":\""
-            + requestId
-            + "\",\"created_at\":\""
-            + createdAt
-            + "\",\"type\":\""
-            + type
-            + "\",\"data\":{\"run_id\":\""
-            + runId
-            + "\",\"created\":\""
-            + createdAt
-            + (padding.isEmpty() ? "" : "\",\"padding\":\"" + padding)
-            + "\"}}")
-        .getBytes(StandardCharsets.UTF_8);
+    SumeEvents.Event event =
+        SumeEvents.event(runId, requestId, createdAt)
+            .type(type)
+            .data("created", createdAt.toString());
+    if (!padding.isEmpty()) {
+      event.data("padding", padding);
+    }
+    return event.bytes();
   }
 
   void send(String runId, String requestId, Instant createdAt) {

@@ -37,6 +37,7 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
@@ -395,7 +396,7 @@ class ReorderWindowFailoverIT {
 
     @Override
     public void close() {
-      consumer.close(Duration.ofSeconds(5));
+      consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
     }
   }
 }

@@ -21,8 +21,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
-import redis.clients.jedis.Protocol;
-import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.Jedis;
 
 /**
  * A Redis that answers, but only just inside REDIS_TIMEOUT_MS (a loop of {@code CLIENT PAUSE}),
@@ -118,9 +117,9 @@ class SlowRedisIT {
 
   /** Pauses every client for 900 ms of each 950: each command waits up to that, then runs. */
   private static void pauseInALoop(EmbeddedRedis redis, AtomicBoolean pausing, AtomicInteger n) {
-    try (RedisClient client = RedisClient.create(redis.uri())) {
+    try (Jedis client = new Jedis(redis.uri())) {
       while (pausing.get()) {
-        client.sendCommand(Protocol.Command.CLIENT, "PAUSE", "900");
+        client.clientPause(900);
         n.incrementAndGet();
         LockSupport.parkNanos(Duration.ofMillis(950).toNanos()); // the load's shape, not a wait
       }

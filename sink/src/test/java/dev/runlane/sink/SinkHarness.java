@@ -2,6 +2,7 @@ package dev.runlane.sink;
 
 import static org.awaitility.Awaitility.await;
 
+import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.generation.Replay;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.kafka.TopicEnsurer;
@@ -9,7 +10,6 @@ import dev.runlane.common.metrics.Metrics;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.Postgres;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -101,18 +101,7 @@ final class SinkHarness implements AutoCloseable {
   }
 
   static byte[] body(String runId, String requestId, Instant createdAt, String type) {
-    return ("{\"request_id\":\""
-            + requestId
-            + "\",\"created_at\":\""
-            + createdAt
-            + "\",\"type\":\""
-            + type
-            + "\",\"data\":{\"run_id\":\""
-            + runId
-            + "\",\"step\":\""
-            + requestId
-            + "\"}}")
-        .getBytes(StandardCharsets.UTF_8);
+    return SumeEvents.event(runId, requestId, createdAt).type(type).data("step", requestId).bytes();
   }
 
   /** Sends an applied event as the processor emits it; {@code replay} marks a re-emission. */

@@ -28,7 +28,8 @@ class SinkIT {
     int perRun = 10;
     try (SinkHarness h = new SinkHarness(infra, infra.postgres(), "replay", 4)) {
       PrometheusMeterRegistry registry = SinkHarness.registry();
-      try (SinkApp sink = h.startSink(registry)) {
+      SinkApp sink = h.startSink(registry);
+      try (sink) {
         sendAll(h, runs, perRun, null);
         h.awaitCaughtUp(Duration.ofSeconds(60));
         assertThat(h.count("SELECT count(*) FROM processed_events")).isEqualTo(runs * perRun);
@@ -65,7 +66,8 @@ class SinkIT {
   void olderEventsNeverMoveARunBackwards(Infra infra) throws Exception {
     try (SinkHarness h = new SinkHarness(infra, infra.postgres(), "order", 1)) {
       PrometheusMeterRegistry registry = SinkHarness.registry();
-      try (SinkApp sink = h.startSink(registry)) {
+      SinkApp sink = h.startSink(registry);
+      try (sink) {
         h.send("run-o", "c", T0.plusSeconds(2), null);
         h.flush();
         h.awaitCaughtUp(Duration.ofSeconds(30));
@@ -112,7 +114,8 @@ class SinkIT {
   @Test
   void aRestartSeeksToTheStoredOffsetsNotToKafkas(Infra infra) throws Exception {
     try (SinkHarness h = new SinkHarness(infra, infra.postgres(), "restart", 3)) {
-      try (SinkApp sink = h.startSink(SinkHarness.registry())) {
+      SinkApp first = h.startSink(SinkHarness.registry());
+      try (first) {
         sendAll(h, 6, 5, null);
         h.awaitCaughtUp(Duration.ofSeconds(30));
       }
@@ -124,7 +127,8 @@ class SinkIT {
             .isEqualTo(5);
       }
       PrometheusMeterRegistry registry = SinkHarness.registry();
-      try (SinkApp sink = h.startSink(registry)) {
+      SinkApp restarted = h.startSink(registry);
+      try (restarted) {
         sendAll(h, 1, 1, null); // run-0-e0 again: the sink writes it as new, nothing else
         h.awaitCaughtUp(Duration.ofSeconds(30));
         await()

@@ -3,6 +3,7 @@ package dev.runlane.tools;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
@@ -100,16 +101,10 @@ class DlqRedriveIT {
   }
 
   private static byte[] body(String requestId, String runId, String padding) {
-    return ("{\"request_id\":\""
-            + requestId
-            + "\",\"created_at\":\""
-            + Instant.now()
-            + "\",\"type\":\"run.updated\",\"data\":{\"run_id\":\""
-            + runId
-            + "\",\"padding\":\""
-            + padding
-            + "\"}}")
-        .getBytes(StandardCharsets.UTF_8);
+    return SumeEvents.event(runId, requestId, Instant.now())
+        .type("run.updated")
+        .data("padding", padding)
+        .bytes();
   }
 
   /** A record as the ingress writes it, straight into the input. */

@@ -4,6 +4,7 @@ import java.util.List;
 
 /** Invalid configuration: carries every problem found, in the order found. */
 public final class ConfigException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
 
   private final List<String> problems;
 

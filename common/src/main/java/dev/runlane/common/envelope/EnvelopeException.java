@@ -8,6 +8,7 @@ import java.util.Objects;
  * to the dead-letter topic with {@link #code()} as the reason.
  */
 public final class EnvelopeException extends Exception {
+  private static final long serialVersionUID = 1L;
 
   /** What is wrong with the body. */
   public enum Reason {

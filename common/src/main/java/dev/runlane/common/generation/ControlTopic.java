@@ -20,6 +20,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -200,7 +201,7 @@ public final class ControlTopic {
 
     @Override
     public void close() {
-      consumer.close(Duration.ofSeconds(5));
+      consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
     }
   }
 }

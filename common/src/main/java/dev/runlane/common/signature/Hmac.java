@@ -1,7 +1,6 @@
 package dev.runlane.common.signature;
 
 import dev.runlane.common.signature.SignatureException.Reason;
-import java.security.GeneralSecurityException;
 import java.security.InvalidKeyException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -94,8 +93,6 @@ final class Hmac {
       return mac;
     } catch (NoSuchAlgorithmException | InvalidKeyException e) {
       throw new IllegalStateException(ALGORITHM + " is not available", e);
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException(e);
     }
   }
 

@@ -8,6 +8,7 @@ import java.util.Objects;
  * an expected signature. The ingress answers 401 and tags its metrics with {@link #code()}.
  */
 public final class SignatureException extends Exception {
+  private static final long serialVersionUID = 1L;
 
   /** Why verification failed. */
   public enum Reason {

@@ -1,6 +1,6 @@
 package dev.runlane.local.simulator;
 
-import java.nio.charset.StandardCharsets;
+import dev.runlane.common.envelope.SumeEvents;
 import java.time.Instant;
 
 /**
@@ -16,22 +16,13 @@ import java.time.Instant;
 public record SimulatedEvent(
     String runId, String requestId, Instant createdAt, String type, int seq) {
 
-  /** The JSON envelope. Ids are generated from {@code [A-Za-z0-9_-]}, so no escaping is needed. */
+  /** The JSON envelope, with the event's position and status in its data. */
   public byte[] body() {
-    return ("{\"request_id\":\""
-            + requestId
-            + "\",\"created_at\":\""
-            + createdAt
-            + "\",\"type\":\""
-            + type
-            + "\",\"data\":{\"run_id\":\""
-            + runId
-            + "\",\"seq\":"
-            + seq
-            + ",\"status\":\""
-            + type.substring(type.indexOf('.') + 1)
-            + "\"}}")
-        .getBytes(StandardCharsets.UTF_8);
+    return SumeEvents.event(runId, requestId, createdAt)
+        .type(type)
+        .data("seq", seq)
+        .data("status", type.substring(type.indexOf('.') + 1))
+        .bytes();
   }
 
   /**

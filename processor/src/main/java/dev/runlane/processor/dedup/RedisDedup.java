@@ -20,6 +20,7 @@ import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.Response;
+import redis.clients.jedis.SslOptions;
 import redis.clients.jedis.exceptions.JedisAccessControlException;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
@@ -80,8 +81,12 @@ public final class RedisDedup implements Dedup {
         DefaultJedisClientConfig.builder()
             .connectionTimeoutMillis((int) settings.timeout().toMillis())
             .socketTimeoutMillis((int) settings.timeout().toMillis())
-            .clientName("runlane-processor")
-            .ssl("rediss".equals(uri.getScheme()));
+            .clientName("runlane-processor");
+    if ("rediss".equals(uri.getScheme())) {
+      // The certificate chain against the JDK's trust store and the host name against the
+      // certificate, as for https://: what the deprecated ssl(true) did, through its replacement.
+      config.sslOptions(SslOptions.defaults());
+    }
     String user = settings.username().orElse(JedisURIHelper.getUser(uri));
     String password =
         settings.password().map(Secret::reveal).orElse(JedisURIHelper.getPassword(uri));

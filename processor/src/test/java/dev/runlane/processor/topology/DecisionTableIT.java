@@ -3,6 +3,7 @@ package dev.runlane.processor.topology;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runlane.common.envelope.EnvelopeParser;
+import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.embedded.EmbeddedRedis;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
@@ -132,19 +133,15 @@ class DecisionTableIT {
   }
 
   private void send(String requestId, Instant createdAt) {
-    String body =
-        "{\"request_id\":\""
-            + requestId
-            + "\",\"created_at\":\""
-            + createdAt
-            + "\",\"type\":\"run.updated\",\"data\":{\"run_id\":\"run-1\",\"at\":\""
-            + createdAt
-            + "\"}}";
+    byte[] body =
+        SumeEvents.event("run-1", requestId, createdAt)
+            .type("run.updated")
+            .data("at", createdAt.toString())
+            .bytes();
     RecordHeaders headers = new RecordHeaders();
     headers.add(
         "received_at", Long.toString(System.currentTimeMillis()).getBytes(StandardCharsets.UTF_8));
-    input.pipeInput(
-        new TestRecord<>("run-1", body.getBytes(StandardCharsets.UTF_8), headers, Instant.now()));
+    input.pipeInput(new TestRecord<>("run-1", body, headers, Instant.now()));
   }
 
   private void redisHolds(String requestId, String value) {

@@ -3,6 +3,7 @@ package dev.runlane.processor.topology;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runlane.common.envelope.EnvelopeParser;
+import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Dedup;
@@ -74,18 +75,11 @@ class ReorderReplayTest {
 
   private static TestRecord<String, byte[]> record(
       String runId, String requestId, int second, long arrivalMs) {
-    String body =
-        "{\"request_id\":\""
-            + requestId
-            + "\",\"created_at\":\""
-            + T0.plusSeconds(second)
-            + "\",\"type\":\"run.updated\",\"data\":{\"run_id\":\""
-            + runId
-            + "\"}}";
+    byte[] body =
+        SumeEvents.event(runId, requestId, T0.plusSeconds(second)).type("run.updated").bytes();
     RecordHeaders headers = new RecordHeaders();
     headers.add("request_id", requestId.getBytes(StandardCharsets.UTF_8));
-    return new TestRecord<>(
-        runId, body.getBytes(StandardCharsets.UTF_8), headers, Instant.ofEpochMilli(arrivalMs));
+    return new TestRecord<>(runId, body, headers, Instant.ofEpochMilli(arrivalMs));
   }
 
   /** Pipes {@code input} through a fresh processor; the applied events as run/request. */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.runlane.common.envelope.EnvelopeParser;
+import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.embedded.EmbeddedRedis;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
@@ -11,7 +12,6 @@ import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.MarkerValues;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.File;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -120,17 +120,9 @@ class SharedRoundTripIT {
     }
 
     void send(String runId, String requestId, Instant createdAt) {
-      String body =
-          "{\"request_id\":\""
-              + requestId
-              + "\",\"created_at\":\""
-              + createdAt
-              + "\",\"type\":\"run.updated\",\"data\":{\"run_id\":\""
-              + runId
-              + "\"}}";
+      byte[] body = SumeEvents.event(runId, requestId, createdAt).type("run.updated").bytes();
       context.setRecordMetadata(TOPICS.webhooks(), context.taskId().partition(), offset++);
-      processor.process(
-          new Record<>(runId, body.getBytes(StandardCharsets.UTF_8), Instant.now().toEpochMilli()));
+      processor.process(new Record<>(runId, body, Instant.now().toEpochMilli()));
     }
 
     void drain() {
