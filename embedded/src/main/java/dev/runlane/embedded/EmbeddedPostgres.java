@@ -260,23 +260,29 @@ public final class EmbeddedPostgres implements Postgres, AutoCloseable {
     }
     full.addAll(command);
     try {
-      Process process = new ProcessBuilder(full).redirectErrorStream(true).start();
+      // Output to a file, not a pipe: reading a pipe to its end blocks for as long as anything
+      // holds it open, and the timeout below would never apply to a hung initdb or pg_ctl.
+      Path out = Files.createTempFile("runlane-postgres-command", ".log");
       byte[] output;
-      try (InputStream in = process.getInputStream()) {
-        output = in.readAllBytes();
-      }
-      if (!process.waitFor(COMMAND_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-        process.destroyForcibly();
-        throw new IllegalStateException(String.join(" ", command) + " did not finish");
-      }
-      if (process.exitValue() != 0) {
-        throw new IllegalStateException(
-            String.join(" ", command)
-                + " exited "
-                + process.exitValue()
-                + ": "
-                + new String(output, StandardCharsets.UTF_8).strip()
-                + serverLogTail());
+      try {
+        Process process =
+            new ProcessBuilder(full).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        if (!process.waitFor(COMMAND_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+          process.destroyForcibly();
+          throw new IllegalStateException(String.join(" ", command) + " did not finish");
+        }
+        output = Files.readAllBytes(out);
+        if (process.exitValue() != 0) {
+          throw new IllegalStateException(
+              String.join(" ", command)
+                  + " exited "
+                  + process.exitValue()
+                  + ": "
+                  + new String(output, StandardCharsets.UTF_8).strip()
+                  + serverLogTail());
+        }
+      } finally {
+        Files.deleteIfExists(out);
       }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot run " + command.get(0), e);

@@ -167,6 +167,7 @@ class ReorderWindowFailoverIT {
                       in -> {
                         assertThat(r.value()).as("body").isEqualTo(in.value());
                         assertThat(r.timestamp()).as("timestamp").isEqualTo(in.timestamp());
+                        assertThat(headers(r)).as("headers").isEqualTo(headers(in));
                       }));
       // The last state of each run: its newest event, with every event counted.
       Map<String, RunState.Head> last = new TreeMap<>();
@@ -340,6 +341,13 @@ class ReorderWindowFailoverIT {
     } catch (ConditionTimeoutException e) {
       return false;
     }
+  }
+
+  private static List<String> headers(ConsumerRecord<?, ?> r) {
+    List<String> out = new ArrayList<>();
+    r.headers()
+        .forEach(h -> out.add(h.key() + "=" + new String(h.value(), StandardCharsets.UTF_8)));
+    return out;
   }
 
   private static String id(ConsumerRecord<?, ?> r) {
