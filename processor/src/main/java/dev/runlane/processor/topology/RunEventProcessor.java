@@ -104,10 +104,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   /** The drain in which the oldest marker this task owes was queued. */
   private long doneLaterDrain;
 
-  /** The task's stream time at the last drain, and the wall time at which it last moved (D46). */
+  /** The task's stream time at the last drain (D46). */
   private long streamTimeMs = Long.MIN_VALUE;
-
-  private long streamMovedAtMs;
 
   /**
    * How long this task has been idle since its stream time last moved: the sum of the gaps between
@@ -117,6 +115,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    */
   private long idleMs;
 
+  /** When this task last drained, or -1 before its first drain since {@code init()}. */
   private long lastDrainAtMs = -1;
 
   /** In block mode, since when Redis has not answered this task (System.nanoTime), or -1. */
@@ -174,9 +173,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     this.owner = settings.ownerPrefix() + context.taskId().toString();
     this.roundTrip = roundTrips.current();
     roundTrip.join(owner);
-    // Set at the first drain, not here: the stream thread initializes its other tasks after this
-    // one (reading their held events back takes a moment each), and that time is no idleness.
-    this.streamMovedAtMs = -1;
+    // The idle clock starts at the first drain, not here: the stream thread initializes its other
+    // tasks after this one (reading their held events back takes a moment each), and that time is
+    // no idleness.
     this.idleMs = 0;
     this.lastDrainAtMs = -1;
     // Every task of the thread drains on one grid, so that they drain in the same round and the
@@ -258,11 +257,10 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     }
     if (held != null) {
       long now = context.currentSystemTimeMs();
-      if (streamMovedAtMs < 0 || context.currentStreamTimeMs() > streamTimeMs) {
+      if (lastDrainAtMs < 0 || context.currentStreamTimeMs() > streamTimeMs) {
         streamTimeMs = context.currentStreamTimeMs();
-        streamMovedAtMs = now;
         idleMs = 0;
-      } else if (lastDrainAtMs >= 0) {
+      } else {
         idleMs += Math.min(now - lastDrainAtMs, MAX_IDLE_STEP_MS);
       }
       lastDrainAtMs = now;
