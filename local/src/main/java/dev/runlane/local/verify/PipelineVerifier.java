@@ -54,8 +54,6 @@ public final class PipelineVerifier {
   /** How long the topics must stay quiet, once everything acked was seen, before the checks. */
   private static final Duration QUIET = Duration.ofSeconds(1);
 
-  private static final int EXAMPLES = 5;
-
   /**
    * Where the pipeline is.
    *
@@ -125,7 +123,7 @@ public final class PipelineVerifier {
     List<String> notAcked =
         sent.stream().filter(s -> !s.acked()).map(s -> s.event().requestId()).toList();
     checks.add(
-        check(
+        Check.of(
             "every event acked by the ingress",
             notAcked,
             sent.size() - notAcked.size() + " of " + sent.size() + " acked"));
@@ -135,7 +133,7 @@ public final class PipelineVerifier {
             .filter(id -> !down.applied.containsKey(id) && !down.stale.contains(id))
             .toList();
     checks.add(
-        check(
+        Check.of(
             "no acked event lost",
             lost,
             acked.size() - lost.size() + " of " + acked.size() + " acked events found downstream"));
@@ -146,18 +144,18 @@ public final class PipelineVerifier {
             .map(e -> e.getKey() + " x" + e.getValue())
             .toList();
     checks.add(
-        check(
+        Check.of(
             "no request_id applied twice",
             twice,
             down.appliedRecords + " applied records, " + down.applied.size() + " request ids"));
 
     List<String> unknown =
         down.applied.keySet().stream().filter(id -> !byId.containsKey(id)).toList();
-    checks.add(check("nothing applied that was not sent", unknown, "all applied ids were sent"));
+    checks.add(Check.of("nothing applied that was not sent", unknown, "all applied ids were sent"));
 
     List<String> regressions = orderRegressions(down.appliedOrder, byId);
     checks.add(
-        check(
+        Check.of(
             "each run's applied events move forward",
             regressions,
             down.appliedOrder.size() + " runs in order"));
@@ -181,7 +179,7 @@ public final class PipelineVerifier {
       }
     }
     checks.add(
-        check(
+        Check.of(
             "every stale event is older than an applied event of its run",
             wronglyStale,
             down.stale.size() + " stale events"));
@@ -197,7 +195,7 @@ public final class PipelineVerifier {
           }
         });
     checks.add(
-        check(
+        Check.of(
             "each run's applied_count equals its applied events",
             wrongCounts,
             down.runs.size() + " runs"));
@@ -231,7 +229,7 @@ public final class PipelineVerifier {
       wrongFinal.add(run.getKey() + " is at " + last + ", newest is " + newestAcked.requestId());
     }
     checks.add(
-        check(
+        Check.of(
             "each run's final state is its newest event",
             wrongFinal,
             runsWithAck
@@ -269,7 +267,7 @@ public final class PipelineVerifier {
         }
       }
       checks.add(
-          check(
+          Check.of(
               "every event within the reorder window was applied in order",
               withinWindow,
               metrics.count("held") + " held, " + down.stale.size() + " later than the window"));
@@ -277,7 +275,7 @@ public final class PipelineVerifier {
 
     List<String> apiMismatches = compareQueryApi(http, down.runs);
     checks.add(
-        check(
+        Check.of(
             "query API agrees with sume.runs", apiMismatches, down.runs.size() + " runs queried"));
 
     DatabaseCheck.Result database = null;
@@ -319,18 +317,6 @@ public final class PipelineVerifier {
     counts.put("lost", (long) lost.size());
     counts.put("applied twice", (long) twice.size());
     return new Report(checks, counts);
-  }
-
-  private static Check check(String name, List<String> failures, String okDetail) {
-    if (failures.isEmpty()) {
-      return new Check(name, true, okDetail);
-    }
-    return new Check(
-        name,
-        false,
-        failures.size()
-            + " failing, e.g. "
-            + String.join(", ", failures.subList(0, Math.min(EXAMPLES, failures.size()))));
   }
 
   private static List<String> orderRegressions(
