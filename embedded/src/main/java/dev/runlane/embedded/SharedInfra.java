@@ -1,6 +1,7 @@
 package dev.runlane.embedded;
 
 import java.net.URI;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
@@ -69,18 +70,8 @@ final class SharedInfra implements Infra, AutoCloseable {
 
   private static SharedInfra startKafka(EmbeddedRedis redis) {
     Map<String, String> env = System.getenv();
-    String mode =
-        setting(KAFKA_MODE_PROPERTY, KAFKA_MODE_ENV, env, "auto").toLowerCase(Locale.ROOT);
-    boolean tryDocker =
-        switch (mode) {
-          case "embedded" -> false;
-          case "testcontainers" -> true;
-          case "auto" -> DockerProbe.dockerAvailable(env);
-          default ->
-              throw new IllegalArgumentException(
-                  KAFKA_MODE_PROPERTY + " must be auto, embedded or testcontainers, got " + mode);
-        };
-    if (tryDocker) {
+    String mode = mode(KAFKA_MODE_PROPERTY, KAFKA_MODE_ENV, env);
+    if (tryDocker(mode, env)) {
       String image = setting(KAFKA_IMAGE_PROPERTY, KAFKA_IMAGE_ENV, env, DEFAULT_KAFKA_IMAGE);
       try {
         KafkaContainer container = startContainer(image);
@@ -154,22 +145,31 @@ final class SharedInfra implements Infra, AutoCloseable {
     return postgres;
   }
 
+  /**
+   * The mode {@code property} (or {@code envName}) names: {@code embedded}, {@code testcontainers}
+   * (a container or a failure), or {@code auto} (a container when Docker answers, else embedded).
+   */
+  private static String mode(String property, String envName, Map<String, String> env) {
+    String mode = setting(property, envName, env, "auto").toLowerCase(Locale.ROOT);
+    if (!List.of("auto", "embedded", "testcontainers").contains(mode)) {
+      throw new IllegalArgumentException(
+          property + " must be auto, embedded or testcontainers, got " + mode);
+    }
+    return mode;
+  }
+
+  private static boolean tryDocker(String mode, Map<String, String> env) {
+    return switch (mode) {
+      case "embedded" -> false;
+      case "testcontainers" -> true;
+      default -> DockerProbe.dockerAvailable(env);
+    };
+  }
+
   private static Postgres startPostgres() {
     Map<String, String> env = System.getenv();
-    String mode =
-        setting(POSTGRES_MODE_PROPERTY, POSTGRES_MODE_ENV, env, "auto").toLowerCase(Locale.ROOT);
-    boolean tryDocker =
-        switch (mode) {
-          case "embedded" -> false;
-          case "testcontainers" -> true;
-          case "auto" -> DockerProbe.dockerAvailable(env);
-          default ->
-              throw new IllegalArgumentException(
-                  POSTGRES_MODE_PROPERTY
-                      + " must be auto, embedded or testcontainers, got "
-                      + mode);
-        };
-    if (tryDocker) {
+    String mode = mode(POSTGRES_MODE_PROPERTY, POSTGRES_MODE_ENV, env);
+    if (tryDocker(mode, env)) {
       String image =
           setting(
               POSTGRES_IMAGE_PROPERTY, POSTGRES_IMAGE_ENV, env, ContainerPostgres.DEFAULT_IMAGE);
