@@ -242,7 +242,7 @@ final class EndToEndStage {
         }
         res.note(STAGE, String.format("@ %,.0f/s, stream thread:%s", r, threadMetrics(processor)));
         boolean half = r == rate;
-        long targetMs = 200 + (reorderWindow.isZero() ? 0 : reorderWindow.toMillis() - 50);
+        long targetMs = reorderWindow.isZero() ? 200 : reorderWindow.toMillis() + 150;
         res.add(
             new Results.Row(
                 STAGE,
