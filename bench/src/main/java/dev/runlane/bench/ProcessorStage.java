@@ -427,7 +427,7 @@ final class ProcessorStage {
 
   /** Until every held event was released, and then every stream thread committed once more. */
   private static void awaitReleased(MeterRegistry registry, ProcessorApp app, long deadline) {
-    while (released(registry) < counted(registry, "runlane.processor.events", "outcome", "held")) {
+    while (outstanding(registry) > 0) {
       if (System.nanoTime() > deadline) {
         throw new IllegalStateException("held events not released after 15 minutes");
       }
