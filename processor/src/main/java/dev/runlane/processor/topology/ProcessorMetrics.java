@@ -23,6 +23,7 @@ public final class ProcessorMetrics {
   public static final String APPLY_FAILURES = "runlane.processor.apply.failures";
   public static final String REDIS_BUDGET_SPENT = "runlane.processor.redis.budget.spent";
   public static final String REORDER = "runlane.processor.reorder.events";
+  public static final String RELEASE_DELAY = "runlane.processor.reorder.release.delay";
 
   private final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
   private final Counter invalid;
@@ -38,6 +39,7 @@ public final class ProcessorMetrics {
   private final Counter late;
   private final Timer endToEnd;
   private final Timer receiveToRead;
+  private final Timer releaseDelay;
   private final DistributionSummary batchSize;
 
   public ProcessorMetrics(MeterRegistry registry) {
@@ -116,6 +118,18 @@ public final class ProcessorMetrics {
             .minimumExpectedValue(java.time.Duration.ofMillis(1))
             .maximumExpectedValue(java.time.Duration.ofSeconds(30))
             .register(registry);
+    // How long past its window a held event waited: a partition's time moves on only with a later
+    // record or the idle clock, so this is what the window costs beyond W itself.
+    releaseDelay =
+        Timer.builder(RELEASE_DELAY)
+            .description(
+                "From a held event's window ending (its record timestamp + the window) to its"
+                    + " release, on the wall clock")
+            .publishPercentiles(0.5, 0.99)
+            .publishPercentileHistogram()
+            .minimumExpectedValue(java.time.Duration.ofMillis(1))
+            .maximumExpectedValue(java.time.Duration.ofSeconds(30))
+            .register(registry);
     batchSize =
         DistributionSummary.builder(BATCH_SIZE)
             .description("Events decided per Redis round trip")
@@ -136,6 +150,13 @@ public final class ProcessorMetrics {
 
   void released(boolean early, int events) {
     (early ? releasedEarly : released).increment(events);
+  }
+
+  /** A held event released at {@code nowMs} whose window ended at {@code dueMs}. */
+  void releasedAfter(long dueMs, long nowMs) {
+    if (nowMs >= dueMs) {
+      releaseDelay.record(nowMs - dueMs, TimeUnit.MILLISECONDS);
+    }
   }
 
   void late() {

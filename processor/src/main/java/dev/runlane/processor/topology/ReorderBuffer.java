@@ -102,6 +102,11 @@ final class ReorderBuffer {
     return byArrival.isEmpty() ? Long.MAX_VALUE : byArrival.first().arrival();
   }
 
+  /** The run of the earliest-arrived held event; only while one is held. */
+  String earliestRun() {
+    return byArrival.first().event().runId();
+  }
+
   /**
    * Takes out the earliest-arrived held event together with every held event of its run that is
    * older in (created_at, request_id), oldest first: applying it alone would make those stale,

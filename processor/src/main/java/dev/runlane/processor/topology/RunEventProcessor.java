@@ -93,6 +93,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   private KeyValueStore<String, byte[]> runs;
   private RunHeads heads;
   private ReorderBuffer held; // null without a reorder window
+  private ParkedRuns parkedRuns; // null without a reorder window
   private String owner;
   private int parkedSinceDrain;
 
@@ -160,6 +161,12 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
                 inputReader,
                 new TopicPartition(settings.topics().webhooks(), context.taskId().partition()))
             : null;
+    if (held != null) {
+      this.parkedRuns = new ParkedRuns();
+      try (KeyValueIterator<Long, PendingEvent> it = pending.all()) {
+        it.forEachRemaining(kv -> parkedRuns.parked(kv.value.runId()));
+      }
+    }
     // New with every init(): a head cached before the store was rolled back or restored would
     // decide against a state that no longer exists. Streams may call init() again on a processor
     // it revives rather than build a new one (D33).
@@ -216,6 +223,13 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
               : "record key is not the envelope's run id");
       return;
     }
+    if (held != null) {
+      // What this record's decision would release first is due as it is read: releasing it now
+      // spares the released events this record's wait for the drain and its Redis round trip
+      // (D60). Only what no parked event of the same run can be decided against.
+      releaseDue(record.timestamp(), true);
+      parkedRuns.parked(envelope.runId());
+    }
     pending.put(
         offset,
         new PendingEvent(
@@ -271,7 +285,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         // what its last commit did not cover, and releasing every restored event at once would
         // make those stale (D46).
         long base = streamTimeMs >= 0 ? streamTimeMs : held.earliestArrival();
-        releaseDue(base + idleMs);
+        releaseDue(base + idleMs, false);
       }
       while (held.size() > settings.maxHeld()) {
         release(held.releaseEarliest(), true);
@@ -325,7 +339,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     if (held != null) {
       // What was due when this event arrived goes first, as it would have gone had the task
       // decided at that instant: the records' own times decide, so a replay decides the same.
-      releaseDue(event.timestamp());
+      releaseDue(event.timestamp(), false);
     }
     Replay.Range range = rangeOf(offset, event.headers());
     try {
@@ -344,6 +358,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       }
       act(event, current, outcome, range);
       pending.delete(offset);
+      if (parkedRuns != null) {
+        parkedRuns.decided(event.runId());
+      }
       batch.decided(event, claim, outcome);
     } catch (KafkaException e) {
       throw e; // Kafka's own failures (a fenced producer, a closing task) are never the event's
@@ -381,10 +398,21 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     return Outcome.HELD;
   }
 
-  /** Releases every held event that arrived at least a window before {@code nowMs}. */
-  private void releaseDue(long nowMs) {
+  /**
+   * Releases every held event that arrived at least a window before {@code nowMs}, earliest first.
+   *
+   * <p>{@code aheadOfParked}: called as a record is read, before the events parked ahead of it are
+   * decided. Releasing a run's events changes its head, which a parked event of that run would then
+   * be decided against, so the release stops at the first held event whose run has one parked; the
+   * rest go when that record is decided, as they always did. Other runs' releases commute with the
+   * parked decisions: every run sees the same sequence as a replay in any batches would, only the
+   * interleaving of runs in the output moves (D60).
+   */
+  private void releaseDue(long nowMs, boolean aheadOfParked) {
     long dueBefore = nowMs - settings.reorderWindow().toMillis();
-    while (held.size() > 0 && held.earliestArrival() <= dueBefore) {
+    while (held.size() > 0
+        && held.earliestArrival() <= dueBefore
+        && !(aheadOfParked && parkedRuns.has(held.earliestRun()))) {
       release(held.releaseEarliest(), false);
     }
   }
@@ -394,8 +422,12 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    * and a run's older held events are released with or before it.
    */
   private void release(List<ReorderBuffer.Held> events, boolean early) {
+    long now = System.currentTimeMillis();
     for (ReorderBuffer.Held h : events) {
       PendingEvent event = h.event();
+      if (!early) {
+        metrics.releasedAfter(event.timestamp() + settings.reorderWindow().toMillis(), now);
+      }
       RunState.Head current = heads.get(event.runId(), this::storedHead);
       apply(event, current, rangeOf(h.offset(), event.headers()));
     }
@@ -699,6 +731,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         "apply_failed",
         failure.attempts() + " attempts failed; the last: " + failure.lastError());
     pending.delete(offset);
+    if (parkedRuns != null) {
+      parkedRuns.decided(event.runId());
+    }
     failures.settled(owner, offset);
   }
 

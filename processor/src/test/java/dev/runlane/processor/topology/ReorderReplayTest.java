@@ -13,8 +13,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
+import java.util.TreeMap;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.StreamsConfig;
@@ -26,7 +28,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The reorder window decides on the records' own timestamps (D46): the same input gives the same
- * {@code sume.events}, in the same order, however it is batched and however often it is replayed.
+ * {@code sume.events}, each run's events in the same order, however it is batched and however often
+ * it is replayed. How runs interleave may move with the batches: a run's held events can be
+ * released as a later record is read, ahead of other runs' parked events (D60).
  */
 class ReorderReplayTest {
   private static final TopicNames TOPICS = TopicNames.defaults();
@@ -34,13 +38,49 @@ class ReorderReplayTest {
   private static final Duration WINDOW = Duration.ofSeconds(1);
 
   @Test
-  void theSameInputGivesTheSameEventsInTheSameOrderWhateverTheBatches() {
+  void theSameInputGivesEachRunTheSameEventsInTheSameOrderWhateverTheBatches() {
     List<TestRecord<String, byte[]>> input = shuffledRuns(new Random(7));
     List<String> live = run(input, 1);
     assertThat(live).hasSizeGreaterThan(input.size() / 3);
     assertThat(run(input, 1)).isEqualTo(live);
-    assertThat(run(input, 16)).isEqualTo(live);
-    assertThat(run(input, 256)).isEqualTo(live);
+    assertThat(byRun(run(input, 16))).isEqualTo(byRun(live));
+    assertThat(byRun(run(input, 256))).isEqualTo(byRun(live));
+  }
+
+  @Test
+  void aHeldEventIsReleasedAsARecordAWindowLaterIsReadNotWhenThatRecordIsDecided() {
+    long at = T0.toEpochMilli();
+    try (Pipe pipe = new Pipe(256)) {
+      pipe.send(record("run-1", "t1", 1, at));
+      pipe.drain(); // t1 held
+      pipe.send(record("run-2", "u1", 1, at + 1_000));
+      // No drain: u1 is only read and parked, and t1's window has passed at u1's time.
+      assertThat(pipe.applied()).containsExactly("run-1/t1");
+    }
+  }
+
+  @Test
+  void aRunWithAnEventParkedKeepsItsHeldEventsUntilThatEventIsDecided() {
+    long at = T0.toEpochMilli();
+    try (Pipe pipe = new Pipe(256)) {
+      pipe.send(record("run-1", "t3", 3, at));
+      pipe.drain(); // t3 held
+      pipe.send(record("run-1", "t1", 1, at + 500)); // parked, not decided yet
+      pipe.send(record("run-2", "u1", 1, at + 1_000));
+      // Released as u1 was read, t3 would have made the parked t1 stale.
+      assertThat(pipe.applied()).isEmpty();
+      pipe.drain(); // t1 held, then u1's decision releases t1 and t3, in that order
+      assertThat(pipe.applied()).containsExactly("run-1/t1", "run-1/t3");
+    }
+  }
+
+  /** Each run's events in output order. */
+  private static Map<String, List<String>> byRun(List<String> events) {
+    Map<String, List<String>> out = new TreeMap<>();
+    for (String e : events) {
+      out.computeIfAbsent(e.substring(0, e.indexOf('/')), r -> new ArrayList<>()).add(e);
+    }
+    return out;
   }
 
   @Test
@@ -84,45 +124,68 @@ class ReorderReplayTest {
 
   /** Pipes {@code input} through a fresh processor; the applied events as run/request. */
   private static List<String> run(List<TestRecord<String, byte[]>> input, int batchSize) {
-    TopologySettings settings =
-        new TopologySettings(
-            TOPICS,
-            batchSize,
-            Duration.ofMillis(20),
-            RedisFailureMode.DEGRADE,
-            Duration.ofSeconds(1),
-            4096,
-            "",
-            null,
-            WINDOW,
-            TopologySettings.DEFAULT_MAX_HELD);
-    Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "reorder-replay");
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-    try (TopologyTestDriver driver =
-        new TopologyTestDriver(
-            ProcessorTopology.build(
-                settings,
-                Dedup.disabled(),
-                new ProcessorMetrics(new SimpleMeterRegistry()),
-                EnvelopeParser.withDefaults(),
-                FaultHook.NONE,
-                RedisBudget.unbounded()),
-            props)) {
-      TestInputTopic<String, byte[]> in =
+    try (Pipe pipe = new Pipe(batchSize)) {
+      input.forEach(pipe::send);
+      // The end of the input: the task's time moves a window on, as the next record would.
+      pipe.drain();
+      pipe.send(record("run-end", "end", 0, input.get(input.size() - 1).timestamp() + 5_000));
+      pipe.drain(); // decides what is parked
+      pipe.drain(); // idle: releases what is held
+      return pipe.applied();
+    }
+  }
+
+  /** A fresh processor with a window, in a test driver; drains only when told to. */
+  private static final class Pipe implements AutoCloseable {
+    private final TopologyTestDriver driver;
+    private final TestInputTopic<String, byte[]> in;
+    private final TestOutputTopic<String, byte[]> events;
+
+    Pipe(int batchSize) {
+      TopologySettings settings =
+          new TopologySettings(
+              TOPICS,
+              batchSize,
+              Duration.ofMillis(20),
+              RedisFailureMode.DEGRADE,
+              Duration.ofSeconds(1),
+              4096,
+              "",
+              null,
+              WINDOW,
+              TopologySettings.DEFAULT_MAX_HELD);
+      Properties props = new Properties();
+      props.put(StreamsConfig.APPLICATION_ID_CONFIG, "reorder-replay");
+      props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+      driver =
+          new TopologyTestDriver(
+              ProcessorTopology.build(
+                  settings,
+                  Dedup.disabled(),
+                  new ProcessorMetrics(new SimpleMeterRegistry()),
+                  EnvelopeParser.withDefaults(),
+                  FaultHook.NONE,
+                  RedisBudget.unbounded()),
+              props);
+      in =
           driver.createInputTopic(
               TOPICS.webhooks(), Serdes.String().serializer(), Serdes.ByteArray().serializer());
-      TestOutputTopic<String, byte[]> events =
+      events =
           driver.createOutputTopic(
               TOPICS.events(), Serdes.String().deserializer(), Serdes.ByteArray().deserializer());
-      for (TestRecord<String, byte[]> r : input) {
-        in.pipeInput(r);
-      }
-      // The end of the input: the task's time moves a window on, as the next record would.
+    }
+
+    void send(TestRecord<String, byte[]> record) {
+      in.pipeInput(record);
+    }
+
+    /** One batch interval of wall-clock time: the task drains. */
+    void drain() {
       driver.advanceWallClockTime(Duration.ofMillis(20));
-      in.pipeInput(record("run-end", "end", 0, input.get(input.size() - 1).timestamp() + 5_000));
-      driver.advanceWallClockTime(Duration.ofMillis(20)); // decides what is parked
-      driver.advanceWallClockTime(Duration.ofMillis(20)); // idle: releases what is held
+    }
+
+    /** The events applied so far, as run/request, the end marker's left out. */
+    List<String> applied() {
       List<String> out = new ArrayList<>();
       for (TestRecord<String, byte[]> r : events.readRecordsToList()) {
         if (r.key().equals("run-end")) {
@@ -134,6 +197,11 @@ class ReorderReplayTest {
                 + new String(r.headers().lastHeader("request_id").value(), StandardCharsets.UTF_8));
       }
       return out;
+    }
+
+    @Override
+    public void close() {
+      driver.close();
     }
   }
 }
