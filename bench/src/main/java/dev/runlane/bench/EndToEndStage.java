@@ -187,7 +187,7 @@ final class EndToEndStage {
       double sustainable =
           sustainableRate(load, ingress.port(), bootstrap, topics, webhooks, perRateWarmup);
       res.add(
-          Results.Row.figure(
+          Row.figure(
               STAGE,
               "pipeline: highest rate kept up (every 200 visible, p50 < 250 ms"
                   + (reorderWindow.isZero() ? "" : " + the reorder window")
@@ -211,8 +211,7 @@ final class EndToEndStage {
           // Kafka's own tool, same broker, same run, while the pipeline is idle.
           tool = kafkaTool(bootstrap, ctx.quick ? 2000 : 10000);
           res.add(
-              Results.Row.figure(
-                  STAGE, "Kafka EndToEndLatency avg (acks=all, 2048 B)", tool.avg(), "ms"));
+              Row.figure(STAGE, "Kafka EndToEndLatency avg (acks=all, 2048 B)", tool.avg(), "ms"));
           res.note(
               STAGE,
               "Kafka tool: org.apache.kafka.tools.EndToEndLatency (kafka-tools "
@@ -244,31 +243,31 @@ final class EndToEndStage {
         boolean half = r == rate;
         long targetMs = reorderWindow.isZero() ? 200 : reorderWindow.toMillis() + 150;
         res.add(
-            new Results.Row(
+            Row.compared(
                 STAGE,
                 String.format("ingress 200 -> visible in events, p50 @ %,.0f/s", r),
                 s.p50(),
                 "ms",
                 "Kafka EndToEndLatency p50",
                 tool.p50(),
-                s.p50() / Math.max(tool.p50(), 1.0),
-                "",
-                null));
-        res.add(
-            new Results.Row(
+                s.p50() / Math.max(tool.p50(), 1.0)));
+        Row p99 =
+            Row.compared(
                 STAGE,
                 String.format("ingress 200 -> visible in events, p99 @ %,.0f/s", r),
                 s.p99(),
                 "ms",
                 "Kafka EndToEndLatency p99",
                 tool.p99(),
-                s.p99() / Math.max(tool.p99(), 1.0),
-                half
-                    ? reorderWindow.isZero()
+                s.p99() / Math.max(tool.p99(), 1.0));
+        res.add(
+            half
+                ? p99.withTarget(
+                    reorderWindow.isZero()
                         ? "<= 200 ms at half load"
-                        : "<= window + 150 ms at half load"
-                    : "",
-                half ? s.p99() <= targetMs : null));
+                        : "<= window + 150 ms at half load",
+                    s.p99() <= targetMs)
+                : p99);
       }
       measureWithSink(load, ingress.port(), bootstrap, topics, rate, perRateWarmup, webhooks);
     }
@@ -320,14 +319,14 @@ final class EndToEndStage {
                   + " window",
               rate, rows.count(), warmup.toSeconds(), step.e2e().p50(), step.e2e().p99()));
       ctx.results.add(
-          Results.Row.figure(
+          Row.figure(
               STAGE,
               String.format(
                   "ingress receipt -> row committed in PostgreSQL (sink), p50 @ %,.0f/s", rate),
               rows.percentile(0.50),
               "ms (bucket bound)"));
       ctx.results.add(
-          Results.Row.figure(
+          Row.figure(
               STAGE,
               String.format(
                   "ingress receipt -> row committed in PostgreSQL (sink), p99 @ %,.0f/s", rate),

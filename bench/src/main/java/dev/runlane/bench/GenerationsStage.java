@@ -88,16 +88,14 @@ final class GenerationsStage {
               .run(new ReplayProcedure.Options(null, false, Duration.ofMinutes(20), true));
       double rebuildRate = rebuild.rederived() / rebuild.seconds();
       res.add(
-          new Results.Row(
+          Row.compared(
               STAGE,
               String.format("replay rebuild: events re-derived per second (%,d runs)", runs),
               rebuildRate,
               "events/s",
               "live apply, same processor and input",
               liveRate,
-              rebuildRate / liveRate,
-              "",
-              null));
+              rebuildRate / liveRate));
 
       GrowProcedure.Result grow;
       try (Trickle trickle = new Trickle(ctx.bootstrap(), input)) {
@@ -110,16 +108,14 @@ final class GenerationsStage {
         System.out.printf("  trickle: %,d events written during the grow%n", trickle.sent());
       }
       res.add(
-          new Results.Row(
+          Row.compared(
               STAGE,
               String.format("partitions grow 12 -> 24: processing pause (%,d runs in state)", runs),
               grow.pause().toMillis() / 1000.0,
               "s",
               "of which the quiet period",
               QUIET.toSeconds(),
-              Double.NaN,
-              "",
-              null));
+              Double.NaN));
       res.note(
           STAGE,
           String.format(

@@ -119,27 +119,21 @@ final class IngressStage {
         }
         bareFirst = !bareFirst;
         String at = String.format("at %,d/s", rate);
-        res.add(row("p50 " + at, i.latency().p50(), b.latency().p50(), "", null));
+        res.add(row("p50 " + at, i.latency().p50(), b.latency().p50()));
         res.add(
-            row(
-                "p99 " + at,
-                i.latency().p99(),
-                b.latency().p99(),
-                "< 10 ms",
-                i.latency().p99() < P99_LIMIT_MS));
-        res.add(row("p99.9 " + at, i.latency().p999(), b.latency().p999(), "", null));
+            row("p99 " + at, i.latency().p99(), b.latency().p99())
+                .withTarget("< 10 ms", i.latency().p99() < P99_LIMIT_MS));
+        res.add(row("p99.9 " + at, i.latency().p999(), b.latency().p999()));
         if (i.cpuMillis() > 0 && b.cpuMillis() > 0) {
           res.add(
-              new Results.Row(
+              Row.compared(
                   STAGE,
                   "process CPU per request " + at + " (broker and load generator included)",
                   i.cpuMicrosPerRequest(),
                   "us",
                   "bare produce-and-wait harness",
                   b.cpuMicrosPerRequest(),
-                  i.cpuMicrosPerRequest() / b.cpuMicrosPerRequest(),
-                  "",
-                  null));
+                  i.cpuMicrosPerRequest() / b.cpuMicrosPerRequest()));
         }
       }
 
@@ -197,18 +191,19 @@ final class IngressStage {
       double bestIngress = ingressSearch.under10;
       double bestBare = bareSearch.under10;
       res.add(
-          new Results.Row(
-              STAGE,
-              "accepted webhooks/s at p99 < 10 ms (step)",
-              bestIngress,
-              "req/s",
-              "bare produce-and-wait harness",
-              bestBare,
-              bestBare == 0 ? Double.NaN : bestIngress / bestBare,
-              ">= 0.9x bare, >= 10k/s",
-              bestBare > 0 && bestIngress >= 0.9 * bestBare && bestIngress >= 10_000));
+          Row.compared(
+                  STAGE,
+                  "accepted webhooks/s at p99 < 10 ms (step)",
+                  bestIngress,
+                  "req/s",
+                  "bare produce-and-wait harness",
+                  bestBare,
+                  bestBare == 0 ? Double.NaN : bestIngress / bestBare)
+              .withTarget(
+                  ">= 0.9x bare, >= 10k/s",
+                  bestBare > 0 && bestIngress >= 0.9 * bestBare && bestIngress >= 10_000));
       res.add(
-          new Results.Row(
+          Row.compared(
               STAGE,
               "accepted webhooks/s at p99 < 10 ms at every step up to it",
               ingressSearch.under10Throughout,
@@ -217,20 +212,21 @@ final class IngressStage {
               bareSearch.under10Throughout,
               bareSearch.under10Throughout == 0
                   ? Double.NaN
-                  : ingressSearch.under10Throughout / bareSearch.under10Throughout,
-              "",
-              null));
+                  : ingressSearch.under10Throughout / bareSearch.under10Throughout));
       res.add(
-          new Results.Row(
-              STAGE,
-              "max accepted webhooks/s kept up (p99 < 100 ms)",
-              ingressSearch.capacity,
-              "req/s",
-              "bare produce-and-wait harness",
-              bareSearch.capacity,
-              bareSearch.capacity == 0 ? Double.NaN : ingressSearch.capacity / bareSearch.capacity,
-              ">= 0.9x bare",
-              bareSearch.capacity > 0 && ingressSearch.capacity >= 0.9 * bareSearch.capacity));
+          Row.compared(
+                  STAGE,
+                  "max accepted webhooks/s kept up (p99 < 100 ms)",
+                  ingressSearch.capacity,
+                  "req/s",
+                  "bare produce-and-wait harness",
+                  bareSearch.capacity,
+                  bareSearch.capacity == 0
+                      ? Double.NaN
+                      : ingressSearch.capacity / bareSearch.capacity)
+              .withTarget(
+                  ">= 0.9x bare",
+                  bareSearch.capacity > 0 && ingressSearch.capacity >= 0.9 * bareSearch.capacity));
 
       // The raw async producer, same records and settings (max.block.ms raised: it is the
       // producer's own ceiling, so send() may wait for buffer space).
@@ -238,29 +234,25 @@ final class IngressStage {
       raw.put(ProducerConfig.CLIENT_ID_CONFIG, "bench-raw");
       raw.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 60_000);
       double rawRate = rawProducer(raw, "bench.raw", webhooks, warmup, measure);
-      res.add(Results.Row.figure(STAGE, "raw async producer, same records", rawRate, "rec/s"));
+      res.add(Row.figure(STAGE, "raw async producer, same records", rawRate, "rec/s"));
       res.add(
-          new Results.Row(
+          Row.compared(
               STAGE,
               "ingress capacity / raw async producer",
               ingressSearch.capacity / rawRate,
               "ratio",
               "raw async producer",
               rawRate,
-              ingressSearch.capacity / rawRate,
-              "",
-              null));
+              ingressSearch.capacity / rawRate));
       res.add(
-          new Results.Row(
+          Row.compared(
               STAGE,
               "bare capacity / raw async producer",
               bareSearch.capacity / rawRate,
               "ratio",
               "raw async producer",
               rawRate,
-              bareSearch.capacity / rawRate,
-              "",
-              null));
+              bareSearch.capacity / rawRate));
       for (String t : trace) {
         res.note(STAGE, "step " + t);
       }
@@ -333,18 +325,16 @@ final class IngressStage {
     return r;
   }
 
-  private static Results.Row row(
-      String figure, double ingress, double bare, String target, Boolean met) {
-    return new Results.Row(
+  /** A latency of the ingress next to the bare harness's at the same rate. */
+  private static Row row(String figure, double ingress, double bare) {
+    return Row.compared(
         STAGE,
         figure,
         ingress,
         "ms",
         "bare produce-and-wait harness",
         bare,
-        bare == 0 ? Double.NaN : ingress / bare,
-        target,
-        met);
+        bare == 0 ? Double.NaN : ingress / bare);
   }
 
   /** Acked records/s of an async producer sending as fast as send() allows. */

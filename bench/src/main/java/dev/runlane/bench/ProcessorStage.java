@@ -136,31 +136,29 @@ final class ProcessorStage {
 
     double ratio = on.rate() / off.rate();
     res.add(
-        new Results.Row(
-            STAGE,
-            "events/s to committed outputs, Redis dedup",
-            on.rate(),
-            "events/s",
-            "same topology, dedup off",
-            off.rate(),
-            ratio,
-            ">= 0.7x dedup off",
-            ratio >= 0.7));
+        Row.compared(
+                STAGE,
+                "events/s to committed outputs, Redis dedup",
+                on.rate(),
+                "events/s",
+                "same topology, dedup off",
+                off.rate(),
+                ratio)
+            .withTarget(">= 0.7x dedup off", ratio >= 0.7));
     double windowRatio = window.rate() / on.rate();
     res.add(
-        new Results.Row(
-            STAGE,
-            "events/s to committed outputs, Redis dedup, 1 s reorder window (less the 1 s the"
-                + " window holds the input's end)",
-            window.rate(),
-            "events/s",
-            "same topology, no window",
-            on.rate(),
-            windowRatio,
-            ">= 0.9x no window",
-            windowRatio >= 0.9));
+        Row.compared(
+                STAGE,
+                "events/s to committed outputs, Redis dedup, 1 s reorder window (less the 1 s the"
+                    + " window holds the input's end)",
+                window.rate(),
+                "events/s",
+                "same topology, no window",
+                on.rate(),
+                windowRatio)
+            .withTarget(">= 0.9x no window", windowRatio >= 0.9));
     res.add(
-        Results.Row.figure(
+        Row.figure(
             STAGE,
             "heap per held event, 1 s reorder window (~"
                 + BODY_BYTES
@@ -169,40 +167,16 @@ final class ProcessorStage {
             "B/event"));
     double perEvent = (double) on.roundTrips() / events;
     res.add(
-        new Results.Row(
-            STAGE,
-            "Redis round trips per event",
-            perEvent,
-            "trips/event",
-            "",
-            Double.NaN,
-            Double.NaN,
-            "<= 1/16 (0.0625)",
-            perEvent <= 1.0 / 16));
+        Row.figure(STAGE, "Redis round trips per event", perEvent, "trips/event")
+            .withTarget("<= 1/16 (0.0625)", perEvent <= 1.0 / 16));
     long keys = after[1] - before[1];
     double perKey = keys == 0 ? Double.NaN : (double) (after[0] - before[0]) / keys;
     res.add(
-        new Results.Row(
-            STAGE,
-            "Redis memory per dedup key (used_memory delta)",
-            perKey,
-            "B/key",
-            "",
-            Double.NaN,
-            Double.NaN,
-            "<= 150 B",
-            perKey <= 150));
+        Row.figure(STAGE, "Redis memory per dedup key (used_memory delta)", perKey, "B/key")
+            .withTarget("<= 150 B", perKey <= 150));
     res.add(
-        new Results.Row(
-            STAGE,
-            "Redis MEMORY USAGE per key (sample of 2000)",
-            sampled,
-            "B/key",
-            "",
-            Double.NaN,
-            Double.NaN,
-            "<= 150 B",
-            sampled <= 150));
+        Row.figure(STAGE, "Redis MEMORY USAGE per key (sample of 2000)", sampled, "B/key")
+            .withTarget("<= 150 B", sampled <= 150));
     res.note(
         STAGE,
         String.format(

@@ -84,7 +84,7 @@ final class RebuildStage {
     double total = shared ? cache + readers : memtables + cache + readers;
     double mib = 1024 * 1024;
     res.add(
-        Results.Row.figure(
+        Row.figure(
             STAGE,
             String.format("run stores' RocksDB memory after applying %,d runs", runs),
             total / mib,
@@ -179,62 +179,54 @@ final class RebuildStage {
       double totalPerMillion = cold.restoredSeconds() * 1e6 / runs;
       double rawPerMillion = rawAll[1] * 1e6 / runs;
       res.add(
-          new Results.Row(
+          Row.compared(
               STAGE,
               String.format("restart, state dir deleted -> restored+RUNNING (%,d runs)", runs),
               cold.restoredSeconds(),
               "s",
               "restart on local state",
               warm.restoredSeconds(),
-              cold.restoredSeconds() / warm.restoredSeconds(),
-              "",
-              null));
+              cold.restoredSeconds() / warm.restoredSeconds()));
       res.add(
-          new Results.Row(
-              STAGE,
-              "whole restart per 1M runs (start -> restored)",
-              totalPerMillion,
-              "s/1M runs",
-              "raw KafkaConsumer, same changelogs",
-              rawPerMillion,
-              totalPerMillion / rawPerMillion,
-              "<= 5 s per 1M runs",
-              totalPerMillion <= 5));
+          Row.compared(
+                  STAGE,
+                  "whole restart per 1M runs (start -> restored)",
+                  totalPerMillion,
+                  "s/1M runs",
+                  "raw KafkaConsumer, same changelogs",
+                  rawPerMillion,
+                  totalPerMillion / rawPerMillion)
+              .withTarget("<= 5 s per 1M runs", totalPerMillion <= 5));
       double windowPerMillion = cold.restoreWindowSeconds() * 1e6 / runs;
       res.add(
-          new Results.Row(
-              STAGE,
-              "restore window per 1M runs (1st restored record -> done)",
-              windowPerMillion,
-              "s/1M runs",
-              "raw KafkaConsumer, same changelogs",
-              rawPerMillion,
-              windowPerMillion / rawPerMillion,
-              "<= 5 s per 1M runs",
-              windowPerMillion <= 5));
+          Row.compared(
+                  STAGE,
+                  "restore window per 1M runs (1st restored record -> done)",
+                  windowPerMillion,
+                  "s/1M runs",
+                  "raw KafkaConsumer, same changelogs",
+                  rawPerMillion,
+                  windowPerMillion / rawPerMillion)
+              .withTarget("<= 5 s per 1M runs", windowPerMillion <= 5));
       double rawRate = rawAll[0] / rawAll[1];
       res.add(
-          new Results.Row(
+          Row.compared(
               STAGE,
               "changelog records restored/s (restore window, cold)",
               cold.restored() / cold.restoreWindowSeconds(),
               "rec/s",
               "raw KafkaConsumer, same changelogs",
               rawRate,
-              cold.restored() / cold.restoreWindowSeconds() / rawRate,
-              "",
-              null));
+              cold.restored() / cold.restoreWindowSeconds() / rawRate));
       res.add(
-          new Results.Row(
+          Row.compared(
               STAGE,
               "restart, state dir deleted -> /runs/{id} answers",
               cold.queryableSeconds(),
               "s",
               "restart on local state",
               warm.queryableSeconds(),
-              cold.queryableSeconds() / warm.queryableSeconds(),
-              "",
-              null));
+              cold.queryableSeconds() / warm.queryableSeconds()));
       res.note(
           STAGE,
           String.format(

@@ -215,43 +215,30 @@ final class RecoveryStage {
       long lost = acked.stream().filter(id -> !seen.containsKey(id)).count();
       long doubled = seen.values().stream().filter(n -> n > 1).count();
       res.add(
-          new Results.Row(
-              STAGE,
-              String.format(
-                  "kill -9 -> new input visible in events (restart, %,d runs stored)", storedRuns),
-              recovery,
-              "s",
-              "",
-              Double.NaN,
-              Double.NaN,
-              "<= 10 s",
-              recovery <= 10));
+          Row.figure(
+                  STAGE,
+                  String.format(
+                      "kill -9 -> new input visible in events (restart, %,d runs stored)",
+                      storedRuns),
+                  recovery,
+                  "s")
+              .withTarget("<= 10 s", recovery <= 10));
+      res.add(Row.figure(STAGE, "kill -9 -> restarted JVM answers /health/live", liveSeconds, "s"));
       res.add(
-          Results.Row.figure(
-              STAGE, "kill -9 -> restarted JVM answers /health/live", liveSeconds, "s"));
-      res.add(
-          Results.Row.figure(
+          Row.figure(
               STAGE,
               "kill -9 -> /health/ready (every task restored, Streams RUNNING)",
               readySeconds,
               "s"));
       res.add(
-          Results.Row.figure(
+          Row.figure(
               STAGE,
               "admin port round trip under load (median of 50 /health/live, kept-alive)",
               probeMillis,
               "ms"));
       res.add(
-          new Results.Row(
-              STAGE,
-              "acked input records lost / applied twice",
-              lost + doubled,
-              "records",
-              "",
-              Double.NaN,
-              Double.NaN,
-              "0",
-              lost == 0 && doubled == 0));
+          Row.figure(STAGE, "acked input records lost / applied twice", lost + doubled, "records")
+              .withTarget("0", lost == 0 && doubled == 0));
       res.note(
           STAGE,
           String.format(

@@ -162,43 +162,35 @@ final class RedisRestartCheck {
             downSeconds, detect, degradedSeconds, resume, degradedDecisions, before[0], after[0]);
 
         res.add(
-            Results.Row.figure(
+            Row.figure(
                 STAGE,
                 String.format(
                     "Redis restart: deciding on run store alone (Redis down %.1f s)", downSeconds),
                 degradedSeconds,
                 "s"));
         res.add(
-            Results.Row.figure(
+            Row.figure(
                 STAGE,
                 "Redis restart: events decided on run store alone",
                 degradedDecisions,
                 "events"));
+        res.add(Row.figure(STAGE, "Redis restart: answers PING -> claims resumed", resume, "s"));
         res.add(
-            Results.Row.figure(
-                STAGE, "Redis restart: answers PING -> claims resumed", resume, "s"));
-        res.add(
-            new Results.Row(
+            Row.compared(
                 STAGE,
                 "Redis restart: input events/s decided, after",
                 after[0],
                 "events/s",
                 "same, before the restart",
                 before[0],
-                after[0] / before[0],
-                "",
-                null));
+                after[0] / before[0]));
         res.add(
-            new Results.Row(
-                STAGE,
-                "Redis restart: acked request_ids lost / applied twice",
-                lost + doubled,
-                "records",
-                "",
-                Double.NaN,
-                Double.NaN,
-                "0",
-                lost == 0 && doubled == 0));
+            Row.figure(
+                    STAGE,
+                    "Redis restart: acked request_ids lost / applied twice",
+                    lost + doubled,
+                    "records")
+                .withTarget("0", lost == 0 && doubled == 0));
         long roundTrips = ProcessorStage.roundTrips(registry);
         res.note(
             STAGE,

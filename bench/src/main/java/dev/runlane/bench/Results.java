@@ -15,36 +15,6 @@ import java.util.Map;
 /** The figures of one run: printed as a table, written as JSON and Markdown. */
 final class Results {
 
-  /**
-   * One figure.
-   *
-   * @param stage the stage (ingress, verification, ...)
-   * @param figure what was measured
-   * @param value the value (NaN when not measured)
-   * @param unit its unit
-   * @param baseline what it is compared with (empty when nothing)
-   * @param baselineValue the baseline's value, measured in the same run (NaN when none)
-   * @param ratio value / baseline (or as defined by the stage; NaN when none)
-   * @param target the issue's target, in words (empty when none)
-   * @param met whether the target is met (null when no target)
-   */
-  record Row(
-      String stage,
-      String figure,
-      double value,
-      String unit,
-      String baseline,
-      double baselineValue,
-      double ratio,
-      String target,
-      Boolean met) {
-
-    /** A figure with neither a baseline nor a target. */
-    static Row figure(String stage, String figure, double value, String unit) {
-      return new Row(stage, figure, value, unit, "", Double.NaN, Double.NaN, "", null);
-    }
-  }
-
   private final List<Row> rows = new ArrayList<>();
   private final Map<String, String> commands = new LinkedHashMap<>();
   private final Map<String, List<String>> notes = new LinkedHashMap<>();
@@ -58,10 +28,6 @@ final class Results {
   synchronized void add(Row row) {
     rows.add(row);
     System.out.printf(Locale.ROOT, "  >> %s%n", line(row));
-  }
-
-  synchronized void figure(String stage, String figure, double value, String unit) {
-    add(new Row(stage, figure, value, unit, "", Double.NaN, Double.NaN, "", null));
   }
 
   synchronized void command(String stage, String command) {

@@ -136,7 +136,7 @@ final class SoakStage {
       long trips = ProcessorStage.roundTrips(pipeline.processorRegistry()) - tripsBefore;
       double decided = ProcessorStage.decided(pipeline.processorRegistry()) - decidedBefore;
       res.add(
-          Results.Row.figure(
+          Row.figure(
               STAGE,
               String.format("Redis round trips per input event at %,.0f/s", rate),
               decided > 0 ? trips / decided : Double.NaN,
@@ -149,7 +149,7 @@ final class SoakStage {
     }
     long over = p99s.stream().filter(p -> p > TAIL_LIMIT_MS).count();
     res.add(
-        Results.Row.figure(
+        Row.figure(
             STAGE,
             String.format(
                 "5 s windows at %,.0f/s with e2e p99 > %.0f ms or events missing",
@@ -157,7 +157,7 @@ final class SoakStage {
             over,
             "windows of " + p99s.size()));
     res.add(
-        Results.Row.figure(
+        Row.figure(
             STAGE,
             String.format("worst complete 5 s window's e2e p99 at %,.0f/s", rate),
             p99s.stream().mapToDouble(Double::doubleValue).filter(Double::isFinite).max().orElse(0),

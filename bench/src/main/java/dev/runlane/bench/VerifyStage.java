@@ -48,16 +48,15 @@ final class VerifyStage {
       double raw = score.getOrDefault("rawMac/" + size, Double.NaN);
       double ratio = verify / raw;
       res.add(
-          new Results.Row(
-              STAGE,
-              "verify(), " + size + " B body",
-              verify,
-              "ns/op",
-              "raw Mac.doFinal, same bytes",
-              raw,
-              ratio,
-              "<= 1.2x raw Mac",
-              ratio <= 1.2));
+          Row.compared(
+                  STAGE,
+                  "verify(), " + size + " B body",
+                  verify,
+                  "ns/op",
+                  "raw Mac.doFinal, same bytes",
+                  raw,
+                  ratio)
+              .withTarget("<= 1.2x raw Mac", ratio <= 1.2));
       res.note(
           STAGE,
           String.format(

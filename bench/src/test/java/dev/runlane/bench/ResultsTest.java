@@ -9,9 +9,7 @@ class ResultsTest {
   @Test
   void jsonEscapesTextAndWritesNullForMissingNumbers() {
     Results r = new Results("quick");
-    r.add(
-        new Results.Row(
-            "s", "a \"quoted\" figure", 1.5, "ms", "", Double.NaN, Double.NaN, "", null));
+    r.add(Row.figure("s", "a \"quoted\" figure", 1.5, "ms"));
     String json = r.json();
     assertThat(json).contains("\"figure\": \"a \\\"quoted\\\" figure\"");
     assertThat(json).contains("\"baselineValue\": null");
@@ -21,7 +19,7 @@ class ResultsTest {
   @Test
   void markdownHasOneRowPerFigure() {
     Results r = new Results("full");
-    r.add(new Results.Row("p", "x", 2, "events/s", "off", 4, 0.5, ">= 0.7x", false));
+    r.add(Row.compared("p", "x", 2, "events/s", "off", 4, 0.5).withTarget(">= 0.7x", false));
     assertThat(r.markdown())
         .contains("| p | x | 2.000 | events/s | off | 4.000 | 0.50x | >= 0.7x | MISSED |");
   }
