@@ -6,8 +6,8 @@ import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.embedded.EmbeddedKafka;
 import dev.runlane.embedded.EmbeddedRedis;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.stream.DoubleStream;
 import org.apache.kafka.clients.admin.Admin;
@@ -150,7 +150,7 @@ final class BenchContext implements AutoCloseable {
    * Copies the named tuning variables from this process's environment into a service's, so that a
    * run can try other settings without a rebuild (e.g. {@code INGRESS_PRODUCER_LINGER_MS=5}).
    */
-  static void passThrough(Map<String, String> env, String... names) {
+  static void passThrough(Map<String, String> env, Collection<String> names) {
     for (String name : names) {
       String value = System.getenv(name);
       if (value != null) {
@@ -201,15 +201,6 @@ final class BenchContext implements AutoCloseable {
         1);
   }
 
-  /** {@code ProcessorApp.start} without a fault hook. */
-  static dev.runlane.processor.ProcessorApp startProcessor(
-      dev.runlane.processor.ProcessorConfig config,
-      dev.runlane.processor.dedup.Dedup dedup,
-      io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry) {
-    return dev.runlane.processor.ProcessorApp.start(
-        config, dedup, registry, dev.runlane.processor.topology.FaultHook.NONE);
-  }
-
   /** The broker's topics now (none if no stage has started the broker yet). */
   synchronized java.util.Set<String> topics() throws Exception {
     if (kafka == null) {
@@ -256,23 +247,6 @@ final class BenchContext implements AutoCloseable {
   /** The command that reproduces one stage. */
   String command(String stage) {
     return "java -jar bench/target/runlane-bench.jar" + (quick ? " --quick " : " ") + stage;
-  }
-
-  /** Stages that run only when named. */
-  static List<String> optInStages() {
-    return List.of(SoakStage.STAGE);
-  }
-
-  static List<String> allStages() {
-    return List.of(
-        "verification",
-        "ingress",
-        "processor",
-        "e2e",
-        "recovery",
-        "rebuild",
-        GenerationsStage.STAGE,
-        SinkStage.STAGE);
   }
 
   @Override

@@ -44,22 +44,25 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * of the applied-events topic, at half of the highest rate the whole pipeline keeps up with; next
  * to Kafka's own {@code EndToEndLatency} tool on the same broker, in the same run.
  */
-final class EndToEndStage {
+final class EndToEndStage implements Stage {
   static final String STAGE = "e2e";
 
-  private final BenchContext ctx;
+  @Override
+  public String name() {
+    return STAGE;
+  }
+
+  @Override
+  public List<String> variables() {
+    return Services.PIPELINE_TUNING;
+  }
 
   /**
    * The processor's reorder window, if the run sets one: it delays every event by itself (D46), so
    * the capacity rule and the latency target allow for it.
    */
-  private final Duration reorderWindow;
-
-  EndToEndStage(BenchContext ctx) {
-    this.ctx = ctx;
-    Map<String, String> tuning = new HashMap<>();
-    BenchContext.passThrough(tuning, ProcessorStage.TUNING);
-    this.reorderWindow = ProcessorConfig.fromEnv(tuning).reorderWindow();
+  private static Duration reorderWindow() {
+    return Services.tunedProcessor().reorderWindow();
   }
 
   /**
@@ -107,10 +110,10 @@ final class EndToEndStage {
       env.put("TOPIC_EVENTS", topics.events());
       env.put("TOPIC_STALE", topics.stale());
       env.put("TOPIC_RUNS", topics.runs());
-      BenchContext.passThrough(env, IngressStage.TUNING);
+      BenchContext.passThrough(env, Services.INGRESS_TUNING);
       IngressConfig ingressConfig = IngressConfig.fromEnv(env).withPorts(0, 0);
       ProcessorConfig processorConfig =
-          ProcessorStage.config(bootstrap, ctx.redis(), "bench-e2e", topics, true);
+          Services.processorConfig(bootstrap, ctx.redis(), "bench-e2e", topics, true);
       PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
       registry.config().meterFilter(RECEIVE_LATENCY_BUCKETS);
       PrometheusMeterRegistry ingressRegistry = Metrics.newRegistry("ingress");
@@ -158,9 +161,10 @@ final class EndToEndStage {
     }
   }
 
-  void run() throws Exception {
+  @Override
+  public void run(BenchContext ctx) throws Exception {
     Results res = ctx.results;
-    res.command(STAGE, ctx.command(STAGE));
+    Duration reorderWindow = reorderWindow();
     String bootstrap = ctx.bootstrap();
     // Everything (broker, ingress, Streams, load generator) shares one JVM on a small machine:
     // C2 keeps compiling hot code for a minute or more, taking most of a core. Warm up until it
@@ -185,7 +189,8 @@ final class EndToEndStage {
           STAGE,
           warm + ", then " + perRateWarmup.toSeconds() + " s at each rate before measuring it");
       double sustainable =
-          sustainableRate(load, ingress.port(), bootstrap, topics, webhooks, perRateWarmup);
+          sustainableRate(
+              ctx, reorderWindow, load, ingress.port(), bootstrap, topics, webhooks, perRateWarmup);
       res.add(
           Row.figure(
               STAGE,
@@ -206,7 +211,7 @@ final class EndToEndStage {
       for (double r : rate > 1000 ? new double[] {1000, rate} : new double[] {rate}) {
         Step step =
             measure(load, ingress.port(), bootstrap, topics, r, perRateWarmup, measure, webhooks);
-        Latency.Summary s = report(step, r, topics).e2e();
+        Latency.Summary s = report(ctx, step, r, topics).e2e();
         if (tool == null) {
           // Kafka's own tool, same broker, same run, while the pipeline is idle.
           tool = kafkaTool(bootstrap, ctx.quick ? 2000 : 10000);
@@ -269,7 +274,7 @@ final class EndToEndStage {
                     s.p99() <= targetMs)
                 : p99);
       }
-      measureWithSink(load, ingress.port(), bootstrap, topics, rate, perRateWarmup, webhooks);
+      measureWithSink(ctx, load, ingress.port(), bootstrap, topics, rate, perRateWarmup, webhooks);
     }
   }
 
@@ -278,7 +283,8 @@ final class EndToEndStage {
    * ingress's receipt of each webhook to its row's commit, from the sink's own timer over the
    * window (its histogram's buckets, so to their resolution).
    */
-  private void measureWithSink(
+  private static void measureWithSink(
+      BenchContext ctx,
       OpenLoopLoad load,
       int port,
       String bootstrap,
@@ -297,7 +303,7 @@ final class EndToEndStage {
       var before = BucketWindow.buckets(sink.registry().scrape(), series);
       Step step = measure(load, port, bootstrap, topics, rate, warmup, window, webhooks);
       var after = BucketWindow.buckets(sink.registry().scrape(), series);
-      report(step, rate, topics);
+      report(ctx, step, rate, topics);
       BucketWindow rows = BucketWindow.between(before, after);
       System.out.printf("  e2e @ %,.0f/s to rows: %s%n", rate, rows);
       io.micrometer.core.instrument.Timer batches =
@@ -455,7 +461,9 @@ final class EndToEndStage {
    * stopped by it moved "half load" between 1k and 3k/s from run to run. Deciding on the better of
    * two windows only raises the rate, so the half-load target is measured no easier for it.
    */
-  private double sustainableRate(
+  private static double sustainableRate(
+      BenchContext ctx,
+      Duration reorderWindow,
       OpenLoopLoad load,
       int port,
       String bootstrap,
@@ -470,7 +478,11 @@ final class EndToEndStage {
       boolean keptUp = false;
       for (int attempt = 1; attempt <= WINDOWS_PER_STEP && !keptUp; attempt++) {
         Step step =
-            report(measure(load, port, bootstrap, topics, r, warmup, window, webhooks), r, topics);
+            report(
+                ctx,
+                measure(load, port, bootstrap, topics, r, warmup, window, webhooks),
+                r,
+                topics);
         keptUp = step.keptUp(reorderWindow);
         System.out.printf(
             "  pipeline step %,.0f/s, window %d/%d: %s%n",
@@ -495,7 +507,7 @@ final class EndToEndStage {
   }
 
   /** Prints and notes one measured window; returns it. */
-  private Step report(Step step, double rate, TopicNames topics) {
+  private static Step report(BenchContext ctx, Step step, double rate, TopicNames topics) {
     System.out.printf("  e2e @ %,.0f/s: %s; ingress %s%n", rate, step.e2e(), step.ingress());
     ctx.results.note(
         STAGE,

@@ -17,6 +17,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -36,22 +37,26 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * ingress does, {@code partitions grow --to 24}: its processing pause (an event written to the new
  * input waits from the ingress moving to the new generation's first commit), with the seed copy.
  */
-final class GenerationsStage {
+final class GenerationsStage implements Stage {
   static final String STAGE = "generations";
   static final String APP_ID = "bench-generations";
 
   /** The product's default: longer than the ingress's ack timeout. */
   static final Duration QUIET = Duration.ofSeconds(10);
 
-  private final BenchContext ctx;
-
-  GenerationsStage(BenchContext ctx) {
-    this.ctx = ctx;
+  @Override
+  public String name() {
+    return STAGE;
   }
 
-  void run() throws Exception {
+  @Override
+  public List<String> variables() {
+    return Services.PROCESSOR_TUNING;
+  }
+
+  @Override
+  public void run(BenchContext ctx) throws Exception {
     Results res = ctx.results;
-    res.command(STAGE, ctx.command(STAGE));
     int runs = ctx.quick ? 200_000 : 1_000_000;
     String prefix = "generations.";
     String input = prefix + "webhooks";
@@ -60,7 +65,7 @@ final class GenerationsStage {
     TopicNames topics =
         new TopicNames(input, prefix + "dlq", prefix + "events", prefix + "stale", prefix + "runs");
     ProcessorConfig config =
-        ProcessorStage.config(ctx.bootstrap(), ctx.redis(), APP_ID, topics, true);
+        Services.processorConfig(ctx.bootstrap(), ctx.redis(), APP_ID, topics, true);
     ToolsConfig tools =
         new ToolsConfig(
             ctx.bootstrap(),
@@ -71,7 +76,7 @@ final class GenerationsStage {
             dev.runlane.common.kafka.KafkaClientSettings.none());
     PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
     ProcessorApp app =
-        BenchContext.startProcessor(
+        Services.startProcessor(
             config, new RedisDedup(config.redisDedupSettings(), registry), registry);
     try (Admin admin =
             Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, ctx.bootstrap()));

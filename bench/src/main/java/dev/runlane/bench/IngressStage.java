@@ -23,29 +23,28 @@ import org.apache.kafka.common.header.Headers;
  * Stage 1: the ingress under an open-loop load, next to the bare produce-and-wait harness (same
  * server framework, loops, producer settings, records and client) and the raw async producer.
  */
-final class IngressStage {
+final class IngressStage implements Stage {
   static final String STAGE = "ingress";
   static final int BODY_BYTES = 2048;
   static final int RUNS = 100_000;
   static final double P99_LIMIT_MS = 10.0;
 
-  /** The ingress's tuning variables a run may set in its environment (see passThrough). */
-  static final String[] TUNING = {
-    "INGRESS_PRODUCER_LINGER_MS", "INGRESS_EVENT_LOOPS", "INGRESS_PRODUCER_COMPRESSION"
-  };
-
   private static final int RING = 16_384;
   private static final int CONNECTIONS = 256;
 
-  private final BenchContext ctx;
-
-  IngressStage(BenchContext ctx) {
-    this.ctx = ctx;
+  @Override
+  public String name() {
+    return STAGE;
   }
 
-  void run() throws Exception {
+  @Override
+  public List<String> variables() {
+    return Services.INGRESS_TUNING;
+  }
+
+  @Override
+  public void run(BenchContext ctx) throws Exception {
     Results res = ctx.results;
-    res.command(STAGE, ctx.command(STAGE));
     String bootstrap = ctx.bootstrap();
     ctx.createTopics("bench.ingress.webhooks", "bench.ingress.dlq", "bench.bare", "bench.raw");
     Map<String, String> env = new HashMap<>();
@@ -55,7 +54,7 @@ final class IngressStage {
     env.put("TOPIC_WEBHOOKS", "bench.ingress.webhooks");
     env.put("TOPIC_DLQ", "bench.ingress.dlq");
     env.put("TOPIC_PARTITIONS", Integer.toString(BenchContext.PARTITIONS));
-    BenchContext.passThrough(env, IngressStage.TUNING);
+    BenchContext.passThrough(env, Services.INGRESS_TUNING);
     IngressConfig config = IngressConfig.fromEnv(env).withPorts(0, 0);
     Map<String, Object> producerConfig =
         ProducerSettings.producerConfig(

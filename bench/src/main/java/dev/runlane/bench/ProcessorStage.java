@@ -13,7 +13,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
@@ -41,36 +40,23 @@ import redis.clients.jedis.resps.ScanResult;
  * otherwise) draining a pre-filled topic to committed outputs, with Redis dedup and without it, in
  * the same run.
  */
-final class ProcessorStage {
+final class ProcessorStage implements Stage {
   static final String STAGE = "processor";
-
-  /** The processor's tuning variables a run may set in its environment (see passThrough). */
-  static final String[] TUNING = {
-    "PROCESSOR_REORDER_WINDOW",
-    "PROCESSOR_REORDER_MAX_HELD",
-    "PROCESSOR_COMMIT_INTERVAL_MS",
-    "PROCESSOR_BATCH_INTERVAL_MS",
-    "PROCESSOR_BATCH_SIZE",
-    "PROCESSOR_TRANSACTIONAL_STATE_STORES",
-    "PROCESSOR_THREADS",
-    "PROCESSOR_PRODUCER_COMPRESSION",
-    "PROCESSOR_ROCKSDB_MEMORY_MB"
-  };
 
   private static final Map<String, String> WINDOW_1S = Map.of("PROCESSOR_REORDER_WINDOW", "1s");
 
   static final int RUNS = 100_000;
   static final int DUPLICATE_PERCENT = 20;
   static final int BODY_BYTES = 512;
-  static final String KEY_PREFIX = "runlane:dedup:";
 
-  /** How long a started processor may take to be RUNNING before a stage gives up. */
-  static final Duration RUNNING_TIMEOUT = Duration.ofMinutes(2);
+  @Override
+  public String name() {
+    return STAGE;
+  }
 
-  private final BenchContext ctx;
-
-  ProcessorStage(BenchContext ctx) {
-    this.ctx = ctx;
+  @Override
+  public List<String> variables() {
+    return Services.PROCESSOR_TUNING;
   }
 
   /** What one processor run measured. */
@@ -88,9 +74,9 @@ final class ProcessorStage {
     }
   }
 
-  void run() throws Exception {
+  @Override
+  public void run(BenchContext ctx) throws Exception {
     Results res = ctx.results;
-    res.command(STAGE, ctx.command(STAGE));
     int events = ctx.quick ? 200_000 : 1_000_000;
     String input = "bench.proc.webhooks";
     String warmInput = "bench.proc.warm";
@@ -98,9 +84,7 @@ final class ProcessorStage {
     long t0 = System.nanoTime();
     int unique = fill(ctx.bootstrap(), input, events, 11);
     fill(ctx.bootstrap(), warmInput, 50_000, 12);
-    Map<String, String> tuning = new java.util.HashMap<>();
-    BenchContext.passThrough(tuning, TUNING);
-    ProcessorConfig effective = ProcessorConfig.fromEnv(tuning);
+    ProcessorConfig effective = Services.tunedProcessor();
     res.note(
         STAGE,
         String.format(
@@ -121,18 +105,20 @@ final class ProcessorStage {
     EmbeddedRedis redis = ctx.redis();
     // JIT warm-up, its rate discarded; with a window, so that the window's paths are warm too, and
     // the heap its held events take is measured there, where pausing for a full GC costs no rate.
-    Run warm = runOnce(warmInput, "bench-warm", true, 50_000, redis, WINDOW_1S, true);
+    Run warm =
+        runOnce(ctx.bootstrap(), warmInput, "bench-warm", true, 50_000, redis, WINDOW_1S, true);
     flushAll(redis);
-    Run off = runOnce(input, "bench-proc-off", false, events, redis);
+    Run off = runOnce(ctx.bootstrap(), input, "bench-proc-off", false, events, redis);
     flushAll(redis);
     long[] before = redisMemory(redis);
-    Run on = runOnce(input, "bench-proc-on", true, events, redis);
+    Run on = runOnce(ctx.bootstrap(), input, "bench-proc-on", true, events, redis);
     long[] after = redisMemory(redis);
     double sampled = sampleMemoryUsage(redis, 2000);
     flushAll(redis);
     // The same with a 1 s reorder window (D46): the input was written in a few seconds, so the
     // window holds events for real, and the cap on held events is met.
-    Run window = runOnce(input, "bench-proc-window", true, events, redis, WINDOW_1S, false);
+    Run window =
+        runOnce(ctx.bootstrap(), input, "bench-proc-window", true, events, redis, WINDOW_1S, false);
 
     double ratio = on.rate() / off.rate();
     res.add(
@@ -182,7 +168,7 @@ final class ProcessorStage {
         String.format(
             "dedup on: %,d keys, used_memory %,d -> %,d B; key = '%s' + 36-char UUID, value ="
                 + " 'done:<task>' (D15), TTL set",
-            keys, before[0], after[0], KEY_PREFIX));
+            keys, before[0], after[0], Services.DEDUP_KEY_PREFIX));
     for (Run r : List.of(off, on, window)) {
       res.note(
           STAGE,
@@ -254,15 +240,22 @@ final class ProcessorStage {
     return unique;
   }
 
-  private Run runOnce(String input, String appId, boolean dedupOn, long events, EmbeddedRedis redis)
+  private static Run runOnce(
+      String bootstrap,
+      String input,
+      String appId,
+      boolean dedupOn,
+      long events,
+      EmbeddedRedis redis)
       throws Exception {
-    return runOnce(input, appId, dedupOn, events, redis, Map.of(), false);
+    return runOnce(bootstrap, input, appId, dedupOn, events, redis, Map.of(), false);
   }
 
   /**
    * @param sampleHeap with a window: measure the heap held events take, at the end of the input
    */
-  private Run runOnce(
+  private static Run runOnce(
+      String bootstrap,
       String input,
       String appId,
       boolean dedupOn,
@@ -273,16 +266,16 @@ final class ProcessorStage {
       throws Exception {
     TopicNames topics =
         new TopicNames(input, appId + ".dlq", appId + ".events", appId + ".stale", appId + ".runs");
-    ProcessorConfig config = config(ctx.bootstrap(), redis, appId, topics, dedupOn, extra);
+    ProcessorConfig config =
+        Services.processorConfig(bootstrap, redis, appId, topics, dedupOn, extra);
     PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
     Dedup dedup =
         dedupOn ? new RedisDedup(config.redisDedupSettings(), registry) : Dedup.disabled();
-    try (Admin admin =
-            Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, ctx.bootstrap()));
+    try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap));
         ProcessorApp app = ProcessorApp.start(config, dedup, registry, FaultHook.NONE)) {
       Map<TopicPartition, Long> end = endOffsets(admin, input);
       long total = end.values().stream().mapToLong(Long::longValue).sum();
-      app.awaitRunning(RUNNING_TIMEOUT);
+      app.awaitRunning(Services.RUNNING_TIMEOUT);
       long start = System.nanoTime();
       double decidedAt = Double.NaN;
       boolean window = !config.reorderWindow().isZero();
@@ -348,43 +341,6 @@ final class ProcessorStage {
     } finally {
       registry.close(); // its JVM GC listener would outlive the stage
     }
-  }
-
-  static ProcessorConfig config(
-      String bootstrap, EmbeddedRedis redis, String appId, TopicNames topics, boolean dedupOn)
-      throws Exception {
-    return config(bootstrap, redis, appId, topics, dedupOn, Map.of());
-  }
-
-  static ProcessorConfig config(
-      String bootstrap,
-      EmbeddedRedis redis,
-      String appId,
-      TopicNames topics,
-      boolean dedupOn,
-      Map<String, String> extra)
-      throws Exception {
-    Map<String, String> env =
-        new java.util.HashMap<>(
-            Map.ofEntries(
-                Map.entry("KAFKA_BOOTSTRAP_SERVERS", bootstrap),
-                Map.entry("REDIS_URL", redis.uri().toString()),
-                Map.entry("PROCESSOR_APPLICATION_ID", appId),
-                Map.entry(
-                    "PROCESSOR_STATE_DIR",
-                    Files.createTempDirectory("runlane-bench-" + appId).toString()),
-                Map.entry("DEDUP_REDIS_ENABLED", Boolean.toString(dedupOn)),
-                Map.entry("DEDUP_KEY_PREFIX", KEY_PREFIX),
-                Map.entry("TOPIC_WEBHOOKS", topics.webhooks()),
-                Map.entry("TOPIC_DLQ", topics.dlq()),
-                Map.entry("TOPIC_EVENTS", topics.events()),
-                Map.entry("TOPIC_STALE", topics.stale()),
-                Map.entry("TOPIC_RUNS", topics.runs()),
-                Map.entry("TOPIC_PARTITIONS", Integer.toString(BenchContext.PARTITIONS)),
-                Map.entry("TOPIC_REPLICATION_FACTOR", "1")));
-    BenchContext.passThrough(env, TUNING);
-    env.putAll(extra);
-    return ProcessorConfig.fromEnv(env).withPort(0);
   }
 
   static Map<TopicPartition, Long> endOffsets(Admin admin, String topic) throws Exception {
@@ -560,7 +516,7 @@ final class ProcessorStage {
       int seen = 0;
       do {
         ScanResult<String> page =
-            j.scan(cursor, new ScanParams().match(KEY_PREFIX + "*").count(500));
+            j.scan(cursor, new ScanParams().match(Services.DEDUP_KEY_PREFIX + "*").count(500));
         for (String key : page.getResult()) {
           Long usage = j.memoryUsage(key);
           if (usage != null) {

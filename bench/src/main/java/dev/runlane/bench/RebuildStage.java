@@ -47,15 +47,19 @@ import org.apache.kafka.streams.KafkaStreams;
  * its changelog. Next to it, in the same run, a raw {@code KafkaConsumer} reads the same changelog
  * topics from beginning to end.
  */
-final class RebuildStage {
+final class RebuildStage implements Stage {
   static final String STAGE = "rebuild";
   static final String APP_ID = "bench-rebuild";
   static final int BODY_BYTES = 512;
 
-  private final BenchContext ctx;
+  @Override
+  public String name() {
+    return STAGE;
+  }
 
-  RebuildStage(BenchContext ctx) {
-    this.ctx = ctx;
+  @Override
+  public List<String> variables() {
+    return Services.PROCESSOR_TUNING;
   }
 
   /** One start of the processor: until RUNNING, and until {@code /runs/{id}} answered 200. */
@@ -104,9 +108,9 @@ final class RebuildStage {
                 : "Streams' per-store defaults, PROCESSOR_ROCKSDB_MEMORY_MB=0"));
   }
 
-  void run() throws Exception {
+  @Override
+  public void run(BenchContext ctx) throws Exception {
     Results res = ctx.results;
-    res.command(STAGE, ctx.command(STAGE));
     int runs = ctx.quick ? 200_000 : 1_000_000;
     String prefix = "rebuild.";
     String input = prefix + "webhooks";
@@ -118,7 +122,7 @@ final class RebuildStage {
         new TopicNames(input, prefix + "dlq", prefix + "events", prefix + "stale", prefix + "runs");
     // Dedup off: the run store is what is rebuilt; Redis plays no part in a restore.
     ProcessorConfig config =
-        ProcessorStage.config(ctx.bootstrap(), ctx.redis(), APP_ID, topics, false);
+        Services.processorConfig(ctx.bootstrap(), ctx.redis(), APP_ID, topics, false);
     Path stateDir = config.stateDir();
     String probeRun = "run-" + (runs - 1);
 
@@ -128,7 +132,7 @@ final class RebuildStage {
       double applySeconds;
       {
         PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
-        ProcessorApp app = BenchContext.startProcessor(config, Dedup.disabled(), registry);
+        ProcessorApp app = Services.startProcessor(config, Dedup.disabled(), registry);
         try {
           long start = System.nanoTime();
           ProcessorStage.awaitCommitted(admin, APP_ID, input, Duration.ofMinutes(20));
@@ -284,7 +288,7 @@ final class RebuildStage {
   private Start startAndMeasure(
       ProcessorConfig config, String probeRun, PrometheusMeterRegistry registry) throws Exception {
     long start = System.nanoTime();
-    ProcessorApp app = BenchContext.startProcessor(config, Dedup.disabled(), registry);
+    ProcessorApp app = Services.startProcessor(config, Dedup.disabled(), registry);
     try {
       long deadline = start + Duration.ofMinutes(10).toNanos();
       // With the state updater, restoration runs in its own thread: done when the client is

@@ -24,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -42,7 +43,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * every acked input record ends in the events topic exactly once. Then {@link RedisRestartCheck}:
  * the processor's Redis restarted under load.
  */
-final class RecoveryStage {
+final class RecoveryStage implements Stage {
   static final String STAGE = "recovery";
   static final String APP_ID = "bench-recovery";
 
@@ -55,17 +56,21 @@ final class RecoveryStage {
   static final String GROUP_INSTANCE_ID = "PROCESSOR_GROUP_INSTANCE_ID";
   static final String BENCH_INSTANCE_ID = "bench-recovery-processor-0";
 
-  private final BenchContext ctx;
-
-  RecoveryStage(BenchContext ctx) {
-    this.ctx = ctx;
+  @Override
+  public String name() {
+    return STAGE;
   }
 
-  void run() throws Exception {
-    ctx.results.command(STAGE, ctx.command(STAGE));
+  @Override
+  public List<String> variables() {
+    return Stream.concat(Stream.of(RUNS_VARIABLE), Services.PROCESSOR_TUNING.stream()).toList();
+  }
+
+  @Override
+  public void run(BenchContext ctx) throws Exception {
     Exception killFailure = null;
     try {
-      killAndRestart();
+      killAndRestart(ctx);
     } catch (Exception e) {
       killFailure = e; // still measure the Redis restart
       ctx.results.note(STAGE, "kill -9 part FAILED: " + e);
@@ -76,7 +81,7 @@ final class RecoveryStage {
     }
   }
 
-  private void killAndRestart() throws Exception {
+  private static void killAndRestart(BenchContext ctx) throws Exception {
     Results res = ctx.results;
     String bootstrap = ctx.bootstrap();
     String prefix = "rec.";
@@ -149,7 +154,7 @@ final class RecoveryStage {
         long fillStart = System.nanoTime();
         // Runs of their own: the live load's events then never meet a pre-filled run.
         RebuildStage.fill(bootstrap, input, "stored-run-", storedRuns);
-        first = startProcessor(bootstrap, prefix, stateDir, "a");
+        first = startProcessor(ctx, prefix, stateDir, "a");
         try (Admin admin =
             Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
           ProcessorStage.awaitCommitted(admin, APP_ID, input, Duration.ofMinutes(10));
@@ -159,7 +164,7 @@ final class RecoveryStage {
             "  run store filled: %,d runs written, their input committed in %.1f s%n",
             storedRuns, storeFillSeconds);
       } else {
-        first = startProcessor(bootstrap, prefix, stateDir, "a");
+        first = startProcessor(ctx, prefix, stateDir, "a");
       }
       reader.start();
       if (!readerPositioned.await(30, TimeUnit.SECONDS)) {
@@ -172,7 +177,7 @@ final class RecoveryStage {
       first.process().destroyForcibly(); // SIGKILL on Linux
       first.process().waitFor(10, TimeUnit.SECONDS);
       long killed = killNanos.get();
-      second = startProcessor(bootstrap, prefix, stateDir, "b");
+      second = startProcessor(ctx, prefix, stateDir, "b");
       // Where the time goes: the new JVM serving its admin port, and Streams RUNNING (every task
       // restored). A task that is restored early already processes while others restore, so the
       // first new output can come before RUNNING.
@@ -325,7 +330,7 @@ final class RecoveryStage {
         : "static membership: group instance id " + id.strip() + " from the environment";
   }
 
-  private Child startProcessor(String bootstrap, String prefix, Path stateDir, String name)
+  private static Child startProcessor(BenchContext ctx, String prefix, Path stateDir, String name)
       throws Exception {
     int port;
     try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
@@ -340,7 +345,7 @@ final class RecoveryStage {
             ctx.jar,
             "dev.runlane.processor.ProcessorMain");
     Map<String, String> env = pb.environment();
-    env.put("KAFKA_BOOTSTRAP_SERVERS", bootstrap);
+    env.put("KAFKA_BOOTSTRAP_SERVERS", ctx.bootstrap());
     env.put("REDIS_URL", ctx.redis().uri().toString());
     env.put("PROCESSOR_PORT", Integer.toString(port));
     env.put("PROCESSOR_APPLICATION_ID", APP_ID);

@@ -84,11 +84,11 @@ final class RedisRestartCheck {
         new Thread(() -> read(bootstrap, topics.events(), stopReader, seen), "rr-reader");
 
     try (EmbeddedRedis redis = EmbeddedRedis.startOwned()) {
-      ProcessorConfig config = ProcessorStage.config(bootstrap, redis, APP_ID, topics, true);
+      ProcessorConfig config = Services.processorConfig(bootstrap, redis, APP_ID, topics, true);
       PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
       RedisDedup dedup = new RedisDedup(config.redisDedupSettings(), registry);
-      try (ProcessorApp app = BenchContext.startProcessor(config, dedup, registry)) {
-        app.awaitRunning(ProcessorStage.RUNNING_TIMEOUT);
+      try (ProcessorApp app = Services.startProcessor(config, dedup, registry)) {
+        app.awaitRunning(Services.RUNNING_TIMEOUT);
         reader.start();
         producer.start();
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();

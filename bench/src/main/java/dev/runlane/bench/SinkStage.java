@@ -39,7 +39,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * run: how much of the database's own insert rate the sink's exactly-once bookkeeping (stored
  * offsets, the constraint, the guarded runs upsert) leaves.
  */
-final class SinkStage {
+final class SinkStage implements Stage {
   static final String STAGE = "sink";
 
   private static final int RUNS = 20_000;
@@ -64,25 +64,24 @@ final class SinkStage {
           + " last_type = EXCLUDED.last_type, updated_at = EXCLUDED.updated_at,"
           + " data = EXCLUDED.data";
 
-  private final BenchContext ctx;
-  private String batchNote = "";
-
-  SinkStage(BenchContext ctx) {
-    this.ctx = ctx;
+  @Override
+  public String name() {
+    return STAGE;
   }
 
-  void run() throws Exception {
+  @Override
+  public void run(BenchContext ctx) throws Exception {
     Results res = ctx.results;
-    res.command(STAGE, ctx.command(STAGE));
     int events = ctx.quick ? 100_000 : 500_000;
     String topic = "bench.sink.events";
     ctx.createTopics(topic);
-    fill(topic, events);
+    fill(ctx.bootstrap(), topic, events);
     try (EmbeddedPostgres postgres = EmbeddedPostgres.start()) {
-      List<SinkEvent> rows = decodeAll(topic, events);
+      List<SinkEvent> rows = decodeAll(ctx.bootstrap(), topic, events);
       double eventsOnly = bareInsert(postgres, rows, false);
       double bare = bareInsert(postgres, rows, true);
-      double sink = sinkRun(postgres, topic, events);
+      SinkRun sinkRun = sinkRun(postgres, ctx.bootstrap(), topic, events);
+      double sink = sinkRun.rate();
       double ratio = sink / bare;
       res.add(
           Row.compared(
@@ -110,17 +109,17 @@ final class SinkStage {
                   + " rows, one transaction each, rows decoded beforehand; the sink: from Kafka,"
                   + " %s",
               events, RUNS, BODY_BYTES, BATCH, postgres));
-      res.note(STAGE, batchNote);
+      res.note(STAGE, sinkRun.note());
     }
   }
 
-  private void fill(String topic, int events) {
+  private static void fill(String bootstrap, String topic, int events) {
     SplittableRandom random = new SplittableRandom(27);
     long idHigh = random.nextLong();
     Instant t0 = Instant.parse("2026-12-02T10:00:00Z");
     try (KafkaProducer<String, byte[]> producer =
         new KafkaProducer<>(
-            BenchContext.fillProducer(ctx.bootstrap()),
+            BenchContext.fillProducer(bootstrap),
             new StringSerializer(),
             new ByteArraySerializer())) {
       for (int n = 0; n < events; n++) {
@@ -138,11 +137,12 @@ final class SinkStage {
   }
 
   /** The rows the sink will store, decoded as the sink decodes them. */
-  private List<SinkEvent> decodeAll(String topic, int events) throws Exception {
+  private static List<SinkEvent> decodeAll(String bootstrap, String topic, int events)
+      throws Exception {
     EventDecoder decoder = new EventDecoder();
     List<SinkEvent> rows = new ArrayList<>(events);
     Map<String, Object> props = new HashMap<>();
-    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, ctx.bootstrap());
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5_000);
     try (KafkaConsumer<String, byte[]> consumer =
@@ -171,7 +171,7 @@ final class SinkStage {
    * and, with {@code runs}, each run's newest state of the batch upserted, one transaction per
    * batch; none of the sink's guards or offsets.
    */
-  private double bareInsert(EmbeddedPostgres postgres, List<SinkEvent> rows, boolean runs)
+  private static double bareInsert(EmbeddedPostgres postgres, List<SinkEvent> rows, boolean runs)
       throws Exception {
     String db = postgres.createDatabase(runs ? "bench_bare_runs" : "bench_bare");
     try (SinkDatabase database =
@@ -299,9 +299,12 @@ final class SinkStage {
     }
   }
 
-  /** Rows per second of the sink, from its start until every event is stored. */
-  private double sinkRun(EmbeddedPostgres postgres, String topic, int events) throws Exception {
-    try (Running running = Running.start(postgres, ctx.bootstrap(), topic, "bench-sink")) {
+  /** The sink's rows per second, from its start until every event was stored, and its batches. */
+  private record SinkRun(double rate, String note) {}
+
+  private static SinkRun sinkRun(
+      EmbeddedPostgres postgres, String bootstrap, String topic, int events) throws Exception {
+    try (Running running = Running.start(postgres, bootstrap, topic, "bench-sink")) {
       PrometheusMeterRegistry registry = running.registry();
       long start = System.nanoTime();
       double before = written(registry);
@@ -316,7 +319,7 @@ final class SinkStage {
       double seconds = (System.nanoTime() - start) / 1e9;
       io.micrometer.core.instrument.Timer batches =
           registry.find(SinkMetrics.BATCH_LATENCY).timer();
-      batchNote =
+      String note =
           String.format(
               "the sink: %,.0f rows in %.1f s after it was ready (%,.0f before), %,d batches of"
                   + " %.0f rows on average, %.0f%% of the time in their database transactions",
@@ -326,8 +329,8 @@ final class SinkStage {
               batches.count(),
               (double) events / batches.count(),
               100 * batches.totalTime(java.util.concurrent.TimeUnit.SECONDS) / seconds);
-      System.out.println("  " + batchNote);
-      return (events - before) / seconds;
+      System.out.println("  " + note);
+      return new SinkRun((events - before) / seconds, note);
     }
   }
 

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
  * Opt-in stage: the e2e pipeline at one rate for minutes, in 5 s windows, each window's end-to-end
@@ -23,22 +24,33 @@ import java.util.concurrent.TimeUnit;
  * events before the next starts: the load pauses for that wait (well under a second unless the
  * window was bad), so the offered rate averages a little below the nominal one.
  */
-final class SoakStage {
+final class SoakStage implements Stage {
   static final String STAGE = "soak";
   static final String RATE_VARIABLE = "BENCH_SOAK_RATE";
   static final String SECONDS_VARIABLE = "BENCH_SOAK_SECONDS";
   private static final Duration WINDOW = Duration.ofSeconds(5);
   private static final double TAIL_LIMIT_MS = 200;
 
-  private final BenchContext ctx;
-
-  SoakStage(BenchContext ctx) {
-    this.ctx = ctx;
+  @Override
+  public String name() {
+    return STAGE;
   }
 
-  void run() throws Exception {
+  @Override
+  public boolean optIn() {
+    return true;
+  }
+
+  @Override
+  public List<String> variables() {
+    return Stream.concat(
+            Stream.of(RATE_VARIABLE, SECONDS_VARIABLE), Services.PIPELINE_TUNING.stream())
+        .toList();
+  }
+
+  @Override
+  public void run(BenchContext ctx) throws Exception {
     Results res = ctx.results;
-    res.command(STAGE, ctx.command(STAGE));
     double rate = BenchContext.envNumber(RATE_VARIABLE, 1500);
     Duration total =
         Duration.ofSeconds((long) BenchContext.envNumber(SECONDS_VARIABLE, ctx.quick ? 120 : 300));

@@ -10,18 +10,17 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
 /** Stage 2: JMH, {@code SumeSignatureVerifier.verify} vs a raw {@code Mac.doFinal}. */
-final class VerifyStage {
+final class VerifyStage implements Stage {
   static final String STAGE = "verification";
 
-  private final BenchContext ctx;
-
-  VerifyStage(BenchContext ctx) {
-    this.ctx = ctx;
+  @Override
+  public String name() {
+    return STAGE;
   }
 
-  void run() throws Exception {
+  @Override
+  public void run(BenchContext ctx) throws Exception {
     Results res = ctx.results;
-    res.command(STAGE, ctx.command(STAGE));
     Options options =
         new OptionsBuilder()
             .include(VerifyBenchmark.class.getName() + ".*")
