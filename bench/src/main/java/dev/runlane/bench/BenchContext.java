@@ -1,19 +1,14 @@
 package dev.runlane.bench;
 
-import dev.runlane.common.kafka.SocketBuffers;
 import dev.runlane.common.kafka.TopicEnsurer;
 import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.embedded.EmbeddedKafka;
 import dev.runlane.embedded.EmbeddedRedis;
 import java.time.Duration;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.Map;
-import java.util.stream.DoubleStream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.streams.KafkaStreams;
 
 /** What the stages share: the run mode, the broker, an owned Redis, the results. */
 final class BenchContext implements AutoCloseable {
@@ -47,28 +42,6 @@ final class BenchContext implements AutoCloseable {
    */
   static final Map<String, String> BROKER_DEFAULTS =
       Map.of("log.segment.bytes", Integer.toString(1 << 30));
-
-  /** The values of one Streams client metric, one per thread, client or store that has it. */
-  static DoubleStream streamsMetric(KafkaStreams streams, String group, String name) {
-    return streams.metrics().entrySet().stream()
-        .filter(e -> e.getKey().group().equals(group) && e.getKey().name().equals(name))
-        .map(e -> e.getValue().metricValue())
-        .filter(Number.class::isInstance)
-        .mapToDouble(v -> ((Number) v).doubleValue());
-  }
-
-  /**
-   * The settings of the bench's readers: they see only committed output, as a consumer of the
-   * pipeline would, commit no offsets, and size their sockets as the services' clients do (D34). A
-   * new map, for the caller to add to.
-   */
-  static Map<String, Object> readCommittedConsumer(String bootstrap) {
-    Map<String, Object> c = new HashMap<>(SocketBuffers.OS_DEFAULTS);
-    c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    return c;
-  }
 
   /** The bench's broker settings: {@link #BROKER_DEFAULTS}, then a run's overrides. */
   static Map<String, String> brokerConfig(String spec) {
@@ -157,48 +130,6 @@ final class BenchContext implements AutoCloseable {
         env.put(name, value);
       }
     }
-  }
-
-  /** A producer for a steady live load: idempotent, acks=all, a short linger. */
-  static Map<String, Object> liveProducer(String bootstrap) {
-    return Map.of(
-        org.apache.kafka.clients.producer.ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-        bootstrap,
-        org.apache.kafka.clients.producer.ProducerConfig.ACKS_CONFIG,
-        "all",
-        org.apache.kafka.clients.producer.ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
-        true,
-        org.apache.kafka.clients.producer.ProducerConfig.LINGER_MS_CONFIG,
-        5,
-        org.apache.kafka.clients.producer.ProducerConfig.COMPRESSION_TYPE_CONFIG,
-        "lz4",
-        org.apache.kafka.clients.producer.ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
-        30_000,
-        org.apache.kafka.clients.producer.ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG,
-        20_000);
-  }
-
-  /**
-   * A producer for a bulk pre-fill: large batches, acks=all, not idempotent but one request in
-   * flight (an idempotent bulk fill on this broker saw OutOfOrderSequence rejections under load;
-   * one request in flight keeps order without sequences).
-   */
-  static Map<String, Object> fillProducer(String bootstrap) {
-    return Map.of(
-        org.apache.kafka.clients.producer.ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-        bootstrap,
-        org.apache.kafka.clients.producer.ProducerConfig.LINGER_MS_CONFIG,
-        20,
-        org.apache.kafka.clients.producer.ProducerConfig.BATCH_SIZE_CONFIG,
-        64 * 1024,
-        org.apache.kafka.clients.producer.ProducerConfig.COMPRESSION_TYPE_CONFIG,
-        "lz4",
-        org.apache.kafka.clients.producer.ProducerConfig.ACKS_CONFIG,
-        "all",
-        org.apache.kafka.clients.producer.ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
-        false,
-        org.apache.kafka.clients.producer.ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION,
-        1);
   }
 
   /** The broker's topics now (none if no stage has started the broker yet). */

@@ -1,19 +1,14 @@
 package dev.runlane.bench;
 
-import dev.runlane.common.kafka.RecordHeaders;
+import static dev.runlane.bench.PipelineWindow.measure;
+import static dev.runlane.bench.PipelineWindow.warmUntilJitSettles;
+
+import dev.runlane.bench.PipelineWindow.Step;
 import dev.runlane.common.kafka.TopicNames;
-import dev.runlane.common.metrics.Metrics;
 import dev.runlane.embedded.EmbeddedPostgres;
 import dev.runlane.ingress.IngressApp;
-import dev.runlane.ingress.IngressConfig;
 import dev.runlane.processor.ProcessorApp;
-import dev.runlane.processor.ProcessorConfig;
-import dev.runlane.processor.dedup.RedisDedup;
-import dev.runlane.processor.topology.FaultHook;
 import dev.runlane.processor.topology.ProcessorMetrics;
-import io.micrometer.core.instrument.Meter;
-import io.micrometer.core.instrument.config.MeterFilter;
-import io.micrometer.core.instrument.distribution.DistributionStatisticConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -23,21 +18,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * Stage 4: latency from the ingress's 200 to the event being visible to a read_committed consumer
@@ -65,102 +48,6 @@ final class EndToEndStage implements Stage {
     return Services.tunedProcessor().reorderWindow();
   }
 
-  /**
-   * Buckets for the processor's receive -> read and receive -> apply timers, so that a soak
-   * window's tail can be read from the difference of two snapshots (the timer's own percentiles
-   * decay over minutes).
-   */
-  static final MeterFilter RECEIVE_LATENCY_BUCKETS =
-      new MeterFilter() {
-        @Override
-        public DistributionStatisticConfig configure(
-            Meter.Id id, DistributionStatisticConfig config) {
-          return id.getName().equals(ProcessorMetrics.END_TO_END)
-                  || id.getName().equals(ProcessorMetrics.RECEIVE_TO_READ)
-              ? DistributionStatisticConfig.builder()
-                  .percentilesHistogram(true)
-                  .minimumExpectedValue((double) Duration.ofMillis(1).toNanos())
-                  .maximumExpectedValue((double) Duration.ofMinutes(1).toNanos())
-                  .build()
-                  .merge(config)
-              : config;
-        }
-      };
-
-  /** The real ingress and processor on the e2e topics, in this JVM, processor RUNNING. */
-  record Pipeline(
-      TopicNames topics,
-      IngressApp ingress,
-      ProcessorApp processor,
-      PrometheusMeterRegistry processorRegistry,
-      PrometheusMeterRegistry ingressRegistry)
-      implements AutoCloseable {
-
-    static Pipeline start(BenchContext ctx) throws Exception {
-      String bootstrap = ctx.bootstrap();
-      TopicNames topics =
-          new TopicNames("e2e.webhooks", "e2e.dlq", "e2e.events", "e2e.stale", "e2e.runs");
-      ctx.createTopics(topics.webhooks(), topics.dlq(), topics.events(), topics.stale());
-      Map<String, String> env = new HashMap<>();
-      env.put("KAFKA_BOOTSTRAP_SERVERS", bootstrap);
-      env.put("SUME_SIGNING_SECRETS", Webhooks.SECRET.reveal());
-      env.put("INGRESS_HOST", "127.0.0.1");
-      env.put("TOPIC_WEBHOOKS", topics.webhooks());
-      env.put("TOPIC_DLQ", topics.dlq());
-      env.put("TOPIC_EVENTS", topics.events());
-      env.put("TOPIC_STALE", topics.stale());
-      env.put("TOPIC_RUNS", topics.runs());
-      BenchContext.passThrough(env, Services.INGRESS_TUNING);
-      IngressConfig ingressConfig = IngressConfig.fromEnv(env).withPorts(0, 0);
-      ProcessorConfig processorConfig =
-          Services.processorConfig(bootstrap, ctx.redis(), "bench-e2e", topics, true);
-      PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
-      registry.config().meterFilter(RECEIVE_LATENCY_BUCKETS);
-      PrometheusMeterRegistry ingressRegistry = Metrics.newRegistry("ingress");
-      IngressApp ingress = IngressApp.start(ingressConfig, ingressRegistry);
-      ProcessorApp processor;
-      RedisDedup dedup = null;
-      try {
-        dedup = new RedisDedup(processorConfig.redisDedupSettings(), registry);
-        processor = ProcessorApp.start(processorConfig, dedup, registry, FaultHook.NONE);
-      } catch (RuntimeException | Error e) {
-        try {
-          if (dedup != null) {
-            dedup.close(); // owned by the processor only once it started
-          }
-        } finally {
-          ingress.close();
-          ingressRegistry.close();
-          registry.close();
-        }
-        throw e;
-      }
-      Pipeline pipeline = new Pipeline(topics, ingress, processor, registry, ingressRegistry);
-      try {
-        processor.awaitRunning(Duration.ofSeconds(60));
-      } catch (RuntimeException | Error e) {
-        pipeline.close();
-        throw e;
-      }
-      return pipeline;
-    }
-
-    /** The registries last: each holds a JVM GC listener until closed (Metrics.newRegistry). */
-    @Override
-    public void close() {
-      try {
-        processor.close();
-      } finally {
-        try {
-          ingress.close();
-        } finally {
-          processorRegistry.close();
-          ingressRegistry.close();
-        }
-      }
-    }
-  }
-
   @Override
   public void run(BenchContext ctx) throws Exception {
     Results res = ctx.results;
@@ -175,7 +62,7 @@ final class EndToEndStage implements Stage {
     // soak sees one every minute or two at that rate) decided it. 60 s is closer to what an
     // operator's p99 over minutes shows.
     Duration measure = Duration.ofSeconds(ctx.quick ? 10 : 60);
-    Webhooks webhooks = new Webhooks(4, IngressStage.RUNS, IngressStage.BODY_BYTES);
+    Webhooks webhooks = Pipeline.webhooks();
 
     try (Pipeline pipeline = Pipeline.start(ctx);
         OpenLoopLoad load = new OpenLoopLoad(256, 1)) {
@@ -295,8 +182,8 @@ final class EndToEndStage implements Stage {
       throws Exception {
     Duration window = Duration.ofSeconds(ctx.quick ? 10 : 60);
     try (EmbeddedPostgres postgres = EmbeddedPostgres.start();
-        SinkStage.Running sink =
-            SinkStage.Running.start(postgres, bootstrap, topics.events(), "bench-e2e-sink")) {
+        RunningSink sink =
+            RunningSink.start(postgres, bootstrap, topics.events(), "bench-e2e-sink")) {
       // What the pipeline emitted before the sink started, out of the way first.
       sink.awaitCaughtUp(bootstrap, topics.events(), "bench-e2e-sink", Duration.ofMinutes(5));
       String series = "runlane_sink_end_to_end_latency_seconds";
@@ -392,66 +279,6 @@ final class EndToEndStage implements Stage {
     }
   }
 
-  /**
-   * Runs measured windows of 5 s, results discarded, until the JIT has settled ({@link JitWarmup}),
-   * or for at most {@code cap}.
-   *
-   * <p>The windows are the measurement's own path, reader included: a warm-up of the load alone
-   * left the reader's consumer to be compiled in the first measured windows, and the new types it
-   * brought to the Kafka client code the broker and Streams share deoptimised that code too: the
-   * compiler threads then took 1.2-3.7 s of CPU per 5 s window for the first 20-40 s.
-   *
-   * @return what happened, for the caller to note (which prints it)
-   */
-  static String warmUntilJitSettles(
-      OpenLoopLoad load,
-      int port,
-      String bootstrap,
-      TopicNames topics,
-      double rate,
-      Duration cap,
-      Webhooks webhooks)
-      throws Exception {
-    return JitWarmup.untilSettled(
-        cap,
-        1,
-        String.format("measured windows at %,.0f/s", rate),
-        () ->
-            measure(
-                load,
-                port,
-                bootstrap,
-                topics,
-                rate,
-                Duration.ZERO,
-                Duration.ofSeconds(5),
-                webhooks));
-  }
-
-  /**
-   * One measured window: the end-to-end latency, the ingress's answers, and how many were seen.
-   *
-   * @param seen requests answered 200 whose event was read back, from the events or the stale topic
-   * @param stale how many of those were in the stale topic: the load sends a run's events from many
-   *     connections, so two close ones can reach the ingress out of order, and the older is then
-   *     correctly classified stale (G3), not lost
-   */
-  record Step(Latency.Summary e2e, OpenLoopLoad.Result ingress, long seen, long stale) {
-    /**
-     * Every request answered 2xx in time, every one visible, and no growing backlog: a backlog
-     * raises the median with it, while a single stall of a second (seen on this box at any rate)
-     * only moves the tail, which is what the half-load window then measures.
-     */
-    boolean keptUp(Duration reorderWindow) {
-      return complete() && e2e.p50() < 250 + reorderWindow.toMillis();
-    }
-
-    /** Every request answered 2xx in time and every one visible, whatever the latency. */
-    boolean complete() {
-      return ingress.keptUp() && seen == ingress.ok();
-    }
-  }
-
   /** Windows a step gets before it counts as not kept up with. */
   static final int WINDOWS_PER_STEP = 2;
 
@@ -522,138 +349,6 @@ final class EndToEndStage implements Stage {
             step.stale(),
             step.ingress().latency()));
     return step;
-  }
-
-  /**
-   * Sends {@code rate} requests/s for {@code warmup + measure} and matches each 200 answered in the
-   * measured part with its applied event, read by a read_committed consumer from the end of the
-   * events topic.
-   */
-  static Step measure(
-      OpenLoopLoad load,
-      int port,
-      String bootstrap,
-      TopicNames topics,
-      double rate,
-      Duration warmup,
-      Duration measure,
-      Webhooks webhooks)
-      throws Exception {
-    Latency latency = new Latency();
-    Map<String, Long> answered = new ConcurrentHashMap<>();
-    Map<String, Long> seenEarly = new ConcurrentHashMap<>();
-    AtomicLong matched = new AtomicLong();
-    Set<String> staleIds = ConcurrentHashMap.newKeySet();
-    AtomicBoolean stop = new AtomicBoolean();
-    Map<String, Boolean> measuredIds = new ConcurrentHashMap<>();
-    java.util.concurrent.CountDownLatch positioned = new java.util.concurrent.CountDownLatch(1);
-    Thread reader =
-        new Thread(
-            () ->
-                readEvents(
-                    bootstrap,
-                    topics.events(),
-                    topics.stale(),
-                    staleIds,
-                    stop,
-                    answered,
-                    seenEarly,
-                    measuredIds,
-                    latency,
-                    matched,
-                    positioned),
-            "e2e-reader");
-    reader.start();
-    if (!positioned.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
-      stop.set(true);
-      throw new IllegalStateException("the events reader did not get its positions in 30 s");
-    }
-    OpenLoopLoad.Result result =
-        load.run(
-            port,
-            rate,
-            warmup,
-            measure,
-            // Signed as it is sent (unique request_ids, matched on output): a window signed up
-            // front was ~300 MB at 2k/s, copied by the young GC of the JVM the services share.
-            i -> webhooks.next(),
-            (w, nanos, measured) -> {
-              if (!measured) {
-                return;
-              }
-              // One lock with the reader's side: checked and updated apart, an event read between
-              // the reader's two lookups was in neither map and never matched (a window then
-              // reported one event missing that was in the topic).
-              synchronized (answered) {
-                measuredIds.put(w.requestId(), Boolean.TRUE);
-                Long early = seenEarly.remove(w.requestId());
-                if (early != null) {
-                  latency.recordNanos(early - nanos);
-                  matched.incrementAndGet();
-                } else {
-                  answered.put(w.requestId(), nanos);
-                }
-              }
-            });
-    long wait = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-    while (matched.get() < result.ok() && System.nanoTime() < wait) {
-      LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
-    }
-    stop.set(true);
-    reader.join(10_000);
-    long stale = staleIds.stream().filter(measuredIds::containsKey).count();
-    return new Step(latency.summary(), result, matched.get(), stale);
-  }
-
-  private static void readEvents(
-      String bootstrap,
-      String topic,
-      String staleTopic,
-      Set<String> staleIds,
-      AtomicBoolean stop,
-      Map<String, Long> answered,
-      Map<String, Long> seenEarly,
-      Map<String, Boolean> measuredIds,
-      Latency latency,
-      AtomicLong matched,
-      java.util.concurrent.CountDownLatch positioned) {
-    Map<String, Object> c = BenchContext.readCommittedConsumer(bootstrap);
-    c.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 5);
-    try (KafkaConsumer<byte[], byte[]> consumer =
-        new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-      List<TopicPartition> parts =
-          java.util.stream.Stream.of(topic, staleTopic)
-              .flatMap(t -> consumer.partitionsFor(t).stream())
-              .map(p -> new TopicPartition(p.topic(), p.partition()))
-              .toList();
-      consumer.assign(parts);
-      // Only this call's requests count: re-reading earlier windows would load the machine.
-      consumer.seekToEnd(parts);
-      parts.forEach(consumer::position);
-      positioned.countDown();
-      while (!stop.get()) {
-        var records = consumer.poll(Duration.ofMillis(20));
-        long now = System.nanoTime();
-        for (ConsumerRecord<byte[], byte[]> r : records) {
-          String id = RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID);
-          if (id == null) {
-            continue;
-          }
-          if (r.topic().equals(staleTopic)) {
-            staleIds.add(id);
-          }
-          synchronized (answered) { // see the answer side in measure()
-            Long at = answered.remove(id);
-            if (at != null) {
-              latency.recordNanos(now - at);
-              matched.incrementAndGet();
-            } else if (!measuredIds.containsKey(id)) {
-              seenEarly.put(id, now); // answer not processed yet, or a warm-up request
-            }
-          }
-        }
-      }
-    }
   }
 
   /**

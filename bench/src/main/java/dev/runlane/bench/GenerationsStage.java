@@ -61,7 +61,7 @@ final class GenerationsStage implements Stage {
     String prefix = "generations.";
     String input = prefix + "webhooks";
     ctx.createTopics(input);
-    RebuildStage.fill(ctx.bootstrap(), input, "run-", runs);
+    Fill.onePerRun(ctx.bootstrap(), input, "run-", runs);
     TopicNames topics =
         new TopicNames(input, prefix + "dlq", prefix + "events", prefix + "stale", prefix + "runs");
     ProcessorConfig config =
@@ -82,7 +82,7 @@ final class GenerationsStage implements Stage {
             Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, ctx.bootstrap()));
         Pipeline pipeline = new Pipeline(tools)) {
       long start = System.nanoTime();
-      ProcessorStage.awaitCommitted(admin, APP_ID, input, Duration.ofMinutes(20));
+      Offsets.awaitCommitted(admin, APP_ID, input, Duration.ofMinutes(20));
       double liveSeconds = (System.nanoTime() - start) / 1e9;
       double liveRate = runs / liveSeconds;
       System.out.printf(
@@ -150,7 +150,7 @@ final class GenerationsStage implements Stage {
               () -> {
                 try (KafkaProducer<String, byte[]> producer =
                         new KafkaProducer<>(
-                            BenchContext.fillProducer(bootstrap),
+                            KafkaClients.fill(bootstrap),
                             new StringSerializer(),
                             new ByteArraySerializer());
                     ControlTopic.Reader control =
@@ -172,7 +172,7 @@ final class GenerationsStage implements Stage {
                             "probe-" + i,
                             "probe-run-" + i,
                             Instant.now(),
-                            RebuildStage.BODY_BYTES,
+                            Fill.BODY_BYTES,
                             random));
                     sent.incrementAndGet();
                     LockSupport.parkNanos(Duration.ofMillis(20).toNanos());

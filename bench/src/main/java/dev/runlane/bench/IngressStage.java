@@ -25,8 +25,6 @@ import org.apache.kafka.common.header.Headers;
  */
 final class IngressStage implements Stage {
   static final String STAGE = "ingress";
-  static final int BODY_BYTES = 2048;
-  static final int RUNS = 100_000;
   static final double P99_LIMIT_MS = 10.0;
 
   private static final int RING = 16_384;
@@ -67,7 +65,7 @@ final class IngressStage implements Stage {
             "bench-bare");
     Duration warmup = Duration.ofSeconds(ctx.quick ? 2 : 4);
     Duration measure = Duration.ofSeconds(ctx.quick ? 5 : 10);
-    Webhooks webhooks = new Webhooks(1, RUNS, BODY_BYTES);
+    Webhooks webhooks = new Webhooks(1, Webhooks.HTTP_RUNS, Webhooks.HTTP_BODY_BYTES);
     PrometheusMeterRegistry registry = Metrics.newRegistry("ingress");
     try (IngressApp ingress = IngressApp.start(config, registry);
         BareHarness bare = new BareHarness(producerConfig, "bench.bare", config.eventLoops());
@@ -80,7 +78,7 @@ final class IngressStage implements Stage {
                   + " warm-up %d s discarded, %d s measured per step; broker, servers and load"
                   + " generator share %d cores",
               webhooks.next().body().length,
-              RUNS,
+              Webhooks.HTTP_RUNS,
               config.eventLoops(),
               CONNECTIONS,
               warmup.toSeconds(),

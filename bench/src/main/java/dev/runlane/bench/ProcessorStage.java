@@ -10,27 +10,17 @@ import dev.runlane.processor.dedup.RedisDedup;
 import dev.runlane.processor.topology.FaultHook;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
-import java.util.UUID;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.params.ScanParams;
 import redis.clients.jedis.resps.ScanResult;
@@ -47,7 +37,6 @@ final class ProcessorStage implements Stage {
 
   static final int RUNS = 100_000;
   static final int DUPLICATE_PERCENT = 20;
-  static final int BODY_BYTES = 512;
 
   @Override
   public String name() {
@@ -57,6 +46,11 @@ final class ProcessorStage implements Stage {
   @Override
   public List<String> variables() {
     return Services.PROCESSOR_TUNING;
+  }
+
+  /** The stage's input: {@link #RUNS} runs, {@link #DUPLICATE_PERCENT}% duplicates. */
+  private static Fill fill(long seed) {
+    return new Fill(seed, Fill.FROM, "run-", RUNS, DUPLICATE_PERCENT);
   }
 
   /** What one processor run measured. */
@@ -82,8 +76,8 @@ final class ProcessorStage implements Stage {
     String warmInput = "bench.proc.warm";
     ctx.createTopics(input, warmInput);
     long t0 = System.nanoTime();
-    int unique = fill(ctx.bootstrap(), input, events, 11);
-    fill(ctx.bootstrap(), warmInput, 50_000, 12);
+    int unique = fill(11).write(ctx.bootstrap(), input, events);
+    fill(12).write(ctx.bootstrap(), warmInput, 50_000);
     ProcessorConfig effective = Services.tunedProcessor();
     res.note(
         STAGE,
@@ -95,7 +89,7 @@ final class ProcessorStage implements Stage {
             unique,
             DUPLICATE_PERCENT,
             RUNS,
-            BODY_BYTES,
+            Fill.BODY_BYTES,
             (System.nanoTime() - t0) / 1e9,
             effective.streamThreads(),
             effective.commitInterval().toMillis(),
@@ -147,7 +141,7 @@ final class ProcessorStage implements Stage {
         Row.figure(
             STAGE,
             "heap per held event, 1 s reorder window (~"
-                + BODY_BYTES
+                + Fill.BODY_BYTES
                 + " B bodies; after a full GC, while the input's last window is held)",
             warm.heapPerHeld(),
             "B/event"));
@@ -216,30 +210,6 @@ final class ProcessorStage implements Stage {
         .collect(Collectors.joining(", "));
   }
 
-  /** Fills {@code topic}; returns the number of unique request_ids. */
-  static int fill(String bootstrap, String topic, int events, long seed) {
-    Map<String, Object> p = BenchContext.fillProducer(bootstrap);
-    SplittableRandom random = new SplittableRandom(seed);
-    long idHigh = random.nextLong();
-    Instant t0 = Instant.parse("2026-11-29T10:00:00Z");
-    int unique = 0;
-    try (KafkaProducer<String, byte[]> producer =
-        new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
-      for (int i = 0; i < events; i++) {
-        boolean duplicate = unique > 0 && random.nextInt(100) < DUPLICATE_PERCENT;
-        int n = duplicate ? random.nextInt(unique) : unique++;
-        String run = "run-" + (n % RUNS);
-        String requestId = new UUID(idHigh, n).toString();
-        ProducerRecord<String, byte[]> record =
-            Webhooks.record(
-                topic, requestId, run, t0.plusMillis(n), BODY_BYTES, new SplittableRandom(n));
-        producer.send(record);
-      }
-      producer.flush();
-    }
-    return unique;
-  }
-
   private static Run runOnce(
       String bootstrap,
       String input,
@@ -273,7 +243,7 @@ final class ProcessorStage implements Stage {
         dedupOn ? new RedisDedup(config.redisDedupSettings(), registry) : Dedup.disabled();
     try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap));
         ProcessorApp app = ProcessorApp.start(config, dedup, registry, FaultHook.NONE)) {
-      Map<TopicPartition, Long> end = endOffsets(admin, input);
+      Map<TopicPartition, Long> end = Offsets.endOffsets(admin, input);
       long total = end.values().stream().mapToLong(Long::longValue).sum();
       app.awaitRunning(Services.RUNNING_TIMEOUT);
       long start = System.nanoTime();
@@ -282,7 +252,7 @@ final class ProcessorStage implements Stage {
       HeapSample heldHeap = null;
       long deadline = start + Duration.ofMinutes(15).toNanos();
       while (true) {
-        if (Double.isNaN(decidedAt) && decided(registry) >= events) {
+        if (Double.isNaN(decidedAt) && ProcessorMeters.decided(registry) >= events) {
           decidedAt = (System.nanoTime() - start) / 1e9;
           if (window && sampleHeap) {
             // Every event is decided, and the input's last window is held until the wall clock
@@ -290,7 +260,7 @@ final class ProcessorStage implements Stage {
             heldHeap = HeapSample.take(() -> outstanding(registry));
           }
         }
-        if (committed(admin, appId, end) >= total) {
+        if (Offsets.committed(admin, appId, end) >= total) {
           break;
         }
         if (System.nanoTime() > deadline) {
@@ -314,7 +284,7 @@ final class ProcessorStage implements Stage {
             "  %s: %,d events held at the heap sample (%s): %.0f B each%n",
             appId, heldHeap.items(), heldHeap.valid() ? "valid" : "a release ran", heapPerHeld);
       }
-      long roundTrips = roundTrips(registry);
+      long roundTrips = ProcessorMeters.roundTrips(registry);
       Map<String, Double> outcomes =
           registry.find("runlane.processor.events").counters().stream()
               .filter(c -> c.count() > 0)
@@ -341,18 +311,6 @@ final class ProcessorStage implements Stage {
     } finally {
       registry.close(); // its JVM GC listener would outlive the stage
     }
-  }
-
-  static Map<TopicPartition, Long> endOffsets(Admin admin, String topic) throws Exception {
-    int partitions =
-        admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
-    Map<TopicPartition, OffsetSpec> req = new HashMap<>();
-    for (int i = 0; i < partitions; i++) {
-      req.put(new TopicPartition(topic, i), OffsetSpec.latest());
-    }
-    Map<TopicPartition, Long> out = new HashMap<>();
-    admin.listOffsets(req).all().get().forEach((tp, info) -> out.put(tp, info.offset()));
-    return out;
   }
 
   /** Until every held event was released, and then every stream thread committed once more. */
@@ -430,64 +388,6 @@ final class ProcessorStage implements Stage {
   private static boolean committedSince(Map<String, Double> before, Map<String, Double> now) {
     return before.entrySet().stream()
         .allMatch(e -> now.getOrDefault(e.getKey(), 0.0) > e.getValue());
-  }
-
-  /** The group's committed input offsets, summed over the partitions of {@code end}. */
-  /** Until {@code group} has committed every record {@code input} holds now. */
-  static void awaitCommitted(Admin admin, String group, String input, Duration timeout)
-      throws Exception {
-    Map<TopicPartition, Long> end = endOffsets(admin, input);
-    long total = end.values().stream().mapToLong(Long::longValue).sum();
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (committed(admin, group, end) < total) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(
-            group + " has not committed all of " + input + " within " + timeout);
-      }
-      LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
-    }
-  }
-
-  static long committed(Admin admin, String group, Map<TopicPartition, Long> end) throws Exception {
-    Map<TopicPartition, OffsetAndMetadata> offsets =
-        admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
-    long sum = 0;
-    for (TopicPartition tp : end.keySet()) {
-      OffsetAndMetadata o = offsets.get(tp);
-      if (o != null) {
-        sum += o.offset();
-      }
-    }
-    return sum;
-  }
-
-  /** The processor's timer of Redis round trips, one sample per claim or done pipeline. */
-  static final String REDIS_LATENCY = "runlane.processor.redis.latency";
-
-  /** Redis round trips so far, and the time the processor's threads waited for them. */
-  record RedisTrips(long count, double waitMillis) {}
-
-  static RedisTrips redisTrips(MeterRegistry registry) {
-    long count = 0;
-    double waitMillis = 0;
-    for (Timer t : registry.find(REDIS_LATENCY).timers()) {
-      count += t.count();
-      waitMillis += t.totalTime(java.util.concurrent.TimeUnit.MILLISECONDS);
-    }
-    return new RedisTrips(count, waitMillis);
-  }
-
-  /** Redis round trips so far. */
-  static long roundTrips(MeterRegistry registry) {
-    return redisTrips(registry).count();
-  }
-
-  /** Input events decided so far (every outcome but "waiting"). */
-  static double decided(PrometheusMeterRegistry registry) {
-    return registry.find("runlane.processor.events").counters().stream()
-        .filter(c -> !"waiting".equals(c.getId().getTag("outcome")))
-        .mapToDouble(Counter::count)
-        .sum();
   }
 
   private static void flushAll(EmbeddedRedis redis) {

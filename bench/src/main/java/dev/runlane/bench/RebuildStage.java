@@ -16,14 +16,11 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.TreeMap;
-import java.util.UUID;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.DoubleStream;
 import java.util.stream.Stream;
@@ -31,12 +28,8 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
 
@@ -50,7 +43,6 @@ import org.apache.kafka.streams.KafkaStreams;
 final class RebuildStage implements Stage {
   static final String STAGE = "rebuild";
   static final String APP_ID = "bench-rebuild";
-  static final int BODY_BYTES = 512;
 
   @Override
   public String name() {
@@ -80,10 +72,11 @@ final class RebuildStage implements Stage {
       Results res, ProcessorApp app, ProcessorConfig config, int runs) {
     KafkaStreams streams = app.streams();
     String group = "stream-state-metrics";
-    double memtables = BenchContext.streamsMetric(streams, group, "size-all-mem-tables").sum();
-    double readers = BenchContext.streamsMetric(streams, group, "estimate-table-readers-mem").sum();
+    double memtables = ProcessorMeters.streamsMetric(streams, group, "size-all-mem-tables").sum();
+    double readers =
+        ProcessorMeters.streamsMetric(streams, group, "estimate-table-readers-mem").sum();
     boolean shared = config.rocksDbMemoryMb() > 0;
-    DoubleStream caches = BenchContext.streamsMetric(streams, group, "block-cache-usage");
+    DoubleStream caches = ProcessorMeters.streamsMetric(streams, group, "block-cache-usage");
     double cache = shared ? caches.max().orElse(0) : caches.sum();
     double total = shared ? cache + readers : memtables + cache + readers;
     double mib = 1024 * 1024;
@@ -116,7 +109,7 @@ final class RebuildStage implements Stage {
     String input = prefix + "webhooks";
     ctx.createTopics(input);
     long t0 = System.nanoTime();
-    fill(ctx.bootstrap(), input, runs);
+    Fill.onePerRun(ctx.bootstrap(), input, "run-", runs);
     double fillSeconds = (System.nanoTime() - t0) / 1e9;
     TopicNames topics =
         new TopicNames(input, prefix + "dlq", prefix + "events", prefix + "stale", prefix + "runs");
@@ -135,7 +128,7 @@ final class RebuildStage implements Stage {
         ProcessorApp app = Services.startProcessor(config, Dedup.disabled(), registry);
         try {
           long start = System.nanoTime();
-          ProcessorStage.awaitCommitted(admin, APP_ID, input, Duration.ofMinutes(20));
+          Offsets.awaitCommitted(admin, APP_ID, input, Duration.ofMinutes(20));
           applySeconds = (System.nanoTime() - start) / 1e9;
           rocksDbMemory(res, app, config, runs);
         } finally {
@@ -246,7 +239,7 @@ final class RebuildStage implements Stage {
                   + " %.2f s (cold) and %.2f s (warm); restore windows %.2f s (cold), %.2f s (warm)",
               runs,
               runs,
-              BODY_BYTES,
+              Fill.BODY_BYTES,
               config.streamThreads(),
               applySeconds,
               changelogs,
@@ -372,9 +365,7 @@ final class RebuildStage implements Stage {
       if (topic.startsWith(APP_ID + "-") && topic.endsWith("-changelog")) {
         out.put(
             topic,
-            ProcessorStage.endOffsets(admin, topic).values().stream()
-                .mapToLong(Long::longValue)
-                .sum());
+            Offsets.endOffsets(admin, topic).values().stream().mapToLong(Long::longValue).sum());
       }
     }
     return out;
@@ -384,7 +375,7 @@ final class RebuildStage implements Stage {
   static double[] rawRead(String bootstrap, List<String> topics) {
     // Streams' restore consumer uses max.poll.records 1000 by default too; keep the client
     // defaults, but not the fixed receive buffer, which the processor's clients drop (D34).
-    Map<String, Object> c = BenchContext.readCommittedConsumer(bootstrap);
+    Map<String, Object> c = KafkaClients.readCommitted(bootstrap);
     long start = System.nanoTime();
     long records = 0;
     try (KafkaConsumer<byte[], byte[]> consumer =
@@ -414,34 +405,6 @@ final class RebuildStage implements Stage {
       }
     }
     return new double[] {records, (System.nanoTime() - start) / 1e9};
-  }
-
-  /** N events, one per run ({@code run-0} .. {@code run-N-1}), unique request_ids. */
-  private static void fill(String bootstrap, String topic, int runs) {
-    fill(bootstrap, topic, "run-", runs);
-  }
-
-  /**
-   * N events, one per run ({@code <runPrefix>0} .. {@code <runPrefix>N-1}), unique request_ids,
-   * created_at from 2026-11-29T10:00Z on.
-   */
-  static void fill(String bootstrap, String topic, String runPrefix, int runs) {
-    Map<String, Object> p = BenchContext.fillProducer(bootstrap);
-    SplittableRandom random = new SplittableRandom(61);
-    long idHigh = random.nextLong();
-    Instant t0 = Instant.parse("2026-11-29T10:00:00Z");
-    try (KafkaProducer<String, byte[]> producer =
-        new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
-      for (int i = 0; i < runs; i++) {
-        String run = runPrefix + i;
-        String requestId = new UUID(idHigh, i).toString();
-        ProducerRecord<String, byte[]> record =
-            Webhooks.record(
-                topic, requestId, run, t0.plusMillis(i), BODY_BYTES, new SplittableRandom(i));
-        producer.send(record);
-      }
-      producer.flush();
-    }
   }
 
   private static void deleteRecursively(Path dir) {

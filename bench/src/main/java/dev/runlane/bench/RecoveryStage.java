@@ -29,7 +29,6 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -112,7 +111,7 @@ final class RecoveryStage implements Stage {
     Thread reader =
         new Thread(
             () -> {
-              Map<String, Object> c = BenchContext.readCommittedConsumer(bootstrap);
+              Map<String, Object> c = KafkaClients.readCommitted(bootstrap);
               try (KafkaConsumer<byte[], byte[]> consumer =
                   new KafkaConsumer<>(
                       c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
@@ -153,11 +152,11 @@ final class RecoveryStage implements Stage {
       if (storedRuns > 0) {
         long fillStart = System.nanoTime();
         // Runs of their own: the live load's events then never meet a pre-filled run.
-        RebuildStage.fill(bootstrap, input, "stored-run-", storedRuns);
+        Fill.onePerRun(bootstrap, input, "stored-run-", storedRuns);
         first = startProcessor(ctx, prefix, stateDir, "a");
         try (Admin admin =
             Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-          ProcessorStage.awaitCommitted(admin, APP_ID, input, Duration.ofMinutes(10));
+          Offsets.awaitCommitted(admin, APP_ID, input, Duration.ofMinutes(10));
         }
         storeFillSeconds = (System.nanoTime() - fillStart) / 1e9;
         System.out.printf(
@@ -386,7 +385,7 @@ final class RecoveryStage implements Stage {
       Map<String, Long> producedAt,
       Set<String> acked,
       AtomicLong notAcked) {
-    Map<String, Object> p = BenchContext.liveProducer(bootstrap);
+    Map<String, Object> p = KafkaClients.live(bootstrap);
     SplittableRandom random = new SplittableRandom(21);
     long idHigh = random.nextLong();
     Instant t0 = Instant.now();
@@ -403,20 +402,9 @@ final class RecoveryStage implements Stage {
         ProducerRecord<String, byte[]> record =
             Webhooks.record(topic, id, run, t0.plusMillis(i), 512, random);
         producedAt.put(id, System.nanoTime());
-        producer.send(record, RecoveryStage.countAck(id, acked, notAcked));
+        producer.send(record, KafkaClients.countAck(id, acked, notAcked));
       }
       producer.flush();
     }
-  }
-
-  /** Records {@code id} as acked, or counts a send the broker never acknowledged. */
-  static Callback countAck(String id, Set<String> acked, AtomicLong notAcked) {
-    return (metadata, e) -> {
-      if (e == null) {
-        acked.add(id);
-      } else {
-        notAcked.incrementAndGet();
-      }
-    };
   }
 }

@@ -191,7 +191,7 @@ final class RedisRestartCheck {
                     lost + doubled,
                     "records")
                 .withTarget("0", lost == 0 && doubled == 0));
-        long roundTrips = ProcessorStage.roundTrips(registry);
+        long roundTrips = ProcessorMeters.roundTrips(registry);
         res.note(
             STAGE,
             String.format(
@@ -239,19 +239,14 @@ final class RedisRestartCheck {
   /** {input events decided per s, events applied (seen in events) per s} over {@code window}. */
   private static double[] rates(
       PrometheusMeterRegistry registry, Map<String, Integer> seen, Duration window) {
-    double d0 = decided(registry);
+    double d0 = ProcessorMeters.decided(registry);
     long s0 = seen.size();
     long t0 = System.nanoTime();
     LockSupport.parkNanos(window.toNanos());
     double seconds = (System.nanoTime() - t0) / 1e9;
-    return new double[] {(decided(registry) - d0) / seconds, (seen.size() - s0) / seconds};
-  }
-
-  private static double decided(PrometheusMeterRegistry registry) {
-    return registry.find("runlane.processor.events").counters().stream()
-        .filter(c -> !"waiting".equals(c.getId().getTag("outcome")))
-        .mapToDouble(Counter::count)
-        .sum();
+    return new double[] {
+      (ProcessorMeters.decided(registry) - d0) / seconds, (seen.size() - s0) / seconds
+    };
   }
 
   private static double degraded(PrometheusMeterRegistry registry) {
@@ -275,7 +270,7 @@ final class RedisRestartCheck {
 
   private static void read(
       String bootstrap, String events, AtomicBoolean stop, Map<String, Integer> seen) {
-    Map<String, Object> c = BenchContext.readCommittedConsumer(bootstrap);
+    Map<String, Object> c = KafkaClients.readCommitted(bootstrap);
     try (KafkaConsumer<byte[], byte[]> consumer =
         new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       var parts =
@@ -306,7 +301,7 @@ final class RedisRestartCheck {
       Set<String> acked,
       AtomicLong notAcked,
       AtomicLong duplicatesSent) {
-    Map<String, Object> p = BenchContext.liveProducer(bootstrap);
+    Map<String, Object> p = KafkaClients.live(bootstrap);
     SplittableRandom random = new SplittableRandom(31);
     long idHigh = random.nextLong();
     Instant t0 = Instant.now();
@@ -335,7 +330,7 @@ final class RedisRestartCheck {
         ProducerRecord<String, byte[]> record =
             Webhooks.record(topic, id, run, t0.plusMillis(n), 512, random);
         ring.set((int) (n % ringSize), record);
-        producer.send(record, RecoveryStage.countAck(id, acked, notAcked));
+        producer.send(record, KafkaClients.countAck(id, acked, notAcked));
       }
       producer.flush();
     }

@@ -1,9 +1,6 @@
 package dev.runlane.bench;
 
-import dev.runlane.common.metrics.Metrics;
 import dev.runlane.embedded.EmbeddedPostgres;
-import dev.runlane.sink.SinkApp;
-import dev.runlane.sink.SinkConfig;
 import dev.runlane.sink.SinkMetrics;
 import dev.runlane.sink.db.SinkDatabase;
 import dev.runlane.sink.event.EventDecoder;
@@ -20,18 +17,13 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
-import java.util.UUID;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * The PostgreSQL sink (D54) draining a pre-filled {@code sume.events}-shaped topic into a real
@@ -43,7 +35,6 @@ final class SinkStage implements Stage {
   static final String STAGE = "sink";
 
   private static final int RUNS = 20_000;
-  private static final int BODY_BYTES = 512;
 
   /** The bare insert's batch: the sink's default poll size, one transaction each. */
   private static final int BATCH = 2_000;
@@ -75,7 +66,8 @@ final class SinkStage implements Stage {
     int events = ctx.quick ? 100_000 : 500_000;
     String topic = "bench.sink.events";
     ctx.createTopics(topic);
-    fill(ctx.bootstrap(), topic, events);
+    new Fill(27, Instant.parse("2026-12-02T10:00:00Z"), "run-", RUNS, 0)
+        .write(ctx.bootstrap(), topic, events);
     try (EmbeddedPostgres postgres = EmbeddedPostgres.start()) {
       List<SinkEvent> rows = decodeAll(ctx.bootstrap(), topic, events);
       double eventsOnly = bareInsert(postgres, rows, false);
@@ -108,31 +100,8 @@ final class SinkStage implements Stage {
               "%,d events over %,d runs (~%d B bodies), 12 partitions; bare insert: batches of %,d"
                   + " rows, one transaction each, rows decoded beforehand; the sink: from Kafka,"
                   + " %s",
-              events, RUNS, BODY_BYTES, BATCH, postgres));
+              events, RUNS, Fill.BODY_BYTES, BATCH, postgres));
       res.note(STAGE, sinkRun.note());
-    }
-  }
-
-  private static void fill(String bootstrap, String topic, int events) {
-    SplittableRandom random = new SplittableRandom(27);
-    long idHigh = random.nextLong();
-    Instant t0 = Instant.parse("2026-12-02T10:00:00Z");
-    try (KafkaProducer<String, byte[]> producer =
-        new KafkaProducer<>(
-            BenchContext.fillProducer(bootstrap),
-            new StringSerializer(),
-            new ByteArraySerializer())) {
-      for (int n = 0; n < events; n++) {
-        producer.send(
-            Webhooks.record(
-                topic,
-                new UUID(idHigh, n).toString(),
-                "run-" + (n % RUNS),
-                t0.plusMillis(n),
-                BODY_BYTES,
-                new SplittableRandom(n)));
-      }
-      producer.flush();
     }
   }
 
@@ -243,68 +212,12 @@ final class SinkStage implements Stage {
     newest.clear();
   }
 
-  /** A sink on {@code topic}, writing a database of its own on {@code postgres}. */
-  record Running(SinkApp app, PrometheusMeterRegistry registry) implements AutoCloseable {
-    static Running start(EmbeddedPostgres postgres, String bootstrap, String topic, String group) {
-      String db = postgres.createDatabase(group.replace('-', '_'));
-      Map<String, String> env = new HashMap<>();
-      env.put("KAFKA_BOOTSTRAP_SERVERS", bootstrap);
-      env.put("TOPIC_EVENTS", topic);
-      env.put("SINK_GROUP_ID", group);
-      env.put(SinkConfig.ENV_DATABASE_URL, postgres.jdbcUrl(db));
-      env.put(SinkConfig.ENV_DATABASE_USER, postgres.username());
-      if (postgres.password() != null) {
-        env.put(SinkConfig.ENV_DATABASE_PASSWORD, postgres.password());
-      }
-      PrometheusMeterRegistry registry = Metrics.newRegistry("sink");
-      try {
-        SinkApp app = SinkApp.start(SinkConfig.fromEnv(env).withPort(0), registry);
-        // Joined, every partition positioned: its start (migrations, the join) is not its rate.
-        app.awaitReady(Duration.ofMinutes(2));
-        return new Running(app, registry);
-      } catch (RuntimeException e) {
-        registry.close();
-        throw e;
-      }
-    }
-
-    /**
-     * Until the sink has stored all that {@code topic} holds now: its group's Kafka offsets, which
-     * it commits after each database commit (D54), reach the topic's end offsets.
-     */
-    void awaitCaughtUp(String bootstrap, String topic, String group, Duration timeout)
-        throws Exception {
-      try (org.apache.kafka.clients.admin.Admin admin =
-          org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers", bootstrap))) {
-        Map<TopicPartition, Long> end = ProcessorStage.endOffsets(admin, topic);
-        long total = end.values().stream().mapToLong(Long::longValue).sum();
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (ProcessorStage.committed(admin, group, end) < total) {
-          if (System.nanoTime() > deadline) {
-            throw new IllegalStateException("the sink did not catch up within " + timeout);
-          }
-          LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
-        }
-      }
-    }
-
-    /** The registry last: it holds a JVM GC listener until closed (Metrics.newRegistry). */
-    @Override
-    public void close() {
-      try {
-        app.close();
-      } finally {
-        registry.close();
-      }
-    }
-  }
-
   /** The sink's rows per second, from its start until every event was stored, and its batches. */
   private record SinkRun(double rate, String note) {}
 
   private static SinkRun sinkRun(
       EmbeddedPostgres postgres, String bootstrap, String topic, int events) throws Exception {
-    try (Running running = Running.start(postgres, bootstrap, topic, "bench-sink")) {
+    try (RunningSink running = RunningSink.start(postgres, bootstrap, topic, "bench-sink")) {
       PrometheusMeterRegistry registry = running.registry();
       long start = System.nanoTime();
       double before = written(registry);

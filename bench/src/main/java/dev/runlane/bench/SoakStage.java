@@ -20,7 +20,7 @@ import java.util.stream.Stream;
  * D18), which one p99 over a long window cannot. {@code BENCH_SOAK_RATE} (default 1500/s) and
  * {@code BENCH_SOAK_SECONDS} (default 300, quick 120, after the JIT warm-up) set the load.
  *
- * <p>Each window is one {@link EndToEndStage#measure} call, which waits for the window's last
+ * <p>Each window is one {@link PipelineWindow#measure} call, which waits for the window's last
  * events before the next starts: the load pauses for that wait (well under a second unless the
  * window was bad), so the offered rate averages a little below the nominal one.
  */
@@ -54,14 +54,14 @@ final class SoakStage implements Stage {
     double rate = BenchContext.envNumber(RATE_VARIABLE, 1500);
     Duration total =
         Duration.ofSeconds((long) BenchContext.envNumber(SECONDS_VARIABLE, ctx.quick ? 120 : 300));
-    Webhooks webhooks = new Webhooks(4, IngressStage.RUNS, IngressStage.BODY_BYTES);
+    Webhooks webhooks = Pipeline.webhooks();
     List<Double> p99s = new ArrayList<>();
-    try (EndToEndStage.Pipeline pipeline = EndToEndStage.Pipeline.start(ctx);
+    try (Pipeline pipeline = Pipeline.start(ctx);
         OpenLoopLoad load = new OpenLoopLoad(256, 1)) {
       // Same warm-up as the e2e stage: otherwise the first minutes measure C2, not the pipeline.
       res.note(
           STAGE,
-          EndToEndStage.warmUntilJitSettles(
+          PipelineWindow.warmUntilJitSettles(
               load,
               pipeline.ingress().port(),
               ctx.bootstrap(),
@@ -69,8 +69,8 @@ final class SoakStage implements Stage {
               rate,
               Duration.ofSeconds(ctx.quick ? 60 : 120),
               webhooks));
-      long tripsBefore = ProcessorStage.roundTrips(pipeline.processorRegistry());
-      double decidedBefore = ProcessorStage.decided(pipeline.processorRegistry());
+      long tripsBefore = ProcessorMeters.roundTrips(pipeline.processorRegistry());
+      double decidedBefore = ProcessorMeters.decided(pipeline.processorRegistry());
       long start = System.nanoTime();
       while (System.nanoTime() - start < total.toNanos()) {
         Map<String, Long> before = ThreadCpu.sample();
@@ -81,12 +81,12 @@ final class SoakStage implements Stage {
         long processBefore = ThreadCpu.processMillis();
         double commitsBefore = commits(pipeline);
         StreamThreadTime kafkaBefore = StreamThreadTime.sample(pipeline);
-        ProcessorStage.RedisTrips redisBefore =
-            ProcessorStage.redisTrips(pipeline.processorRegistry());
+        ProcessorMeters.RedisTrips redisBefore =
+            ProcessorMeters.redisTrips(pipeline.processorRegistry());
         long at = (System.nanoTime() - start) / 1_000_000_000L;
         Instant from = Instant.now();
-        EndToEndStage.Step step =
-            EndToEndStage.measure(
+        PipelineWindow.Step step =
+            PipelineWindow.measure(
                 load,
                 pipeline.ingress().port(),
                 ctx.bootstrap(),
@@ -97,8 +97,8 @@ final class SoakStage implements Stage {
                 webhooks);
         HistogramSnapshot applyAfter = receiveToApply(pipeline.processorRegistry());
         double applied = applyAfter.count() - applyBefore.count();
-        ProcessorStage.RedisTrips redisAfter =
-            ProcessorStage.redisTrips(pipeline.processorRegistry());
+        ProcessorMeters.RedisTrips redisAfter =
+            ProcessorMeters.redisTrips(pipeline.processorRegistry());
         StreamThreadTime kafka = StreamThreadTime.sample(pipeline).minus(kafkaBefore);
         double applyP99 = p99Bound(applyBefore.histogramCounts(), applyAfter.histogramCounts());
         double readP99 =
@@ -145,8 +145,8 @@ final class SoakStage implements Stage {
       }
       // The processor stage's 1/16 is for a backlog, where batches are full; at a live rate a
       // drain's round trip (one per stream thread, D45) holds what arrived since the last drain.
-      long trips = ProcessorStage.roundTrips(pipeline.processorRegistry()) - tripsBefore;
-      double decided = ProcessorStage.decided(pipeline.processorRegistry()) - decidedBefore;
+      long trips = ProcessorMeters.roundTrips(pipeline.processorRegistry()) - tripsBefore;
+      double decided = ProcessorMeters.decided(pipeline.processorRegistry()) - decidedBefore;
       res.add(
           Row.figure(
               STAGE,
@@ -177,13 +177,13 @@ final class SoakStage implements Stage {
   }
 
   /** Transactions the processor's stream threads committed since start. */
-  private static double commits(EndToEndStage.Pipeline pipeline) {
+  private static double commits(Pipeline pipeline) {
     return streamsMetric(pipeline, "stream-thread-metrics", "commit-total");
   }
 
   /** A Streams client metric summed over its threads and clients (0 if it has none). */
-  private static double streamsMetric(EndToEndStage.Pipeline pipeline, String group, String name) {
-    return BenchContext.streamsMetric(pipeline.processor().streams(), group, name).sum();
+  private static double streamsMetric(Pipeline pipeline, String group, String name) {
+    return ProcessorMeters.streamsMetric(pipeline.processor().streams(), group, name).sum();
   }
 
   /**
@@ -192,7 +192,7 @@ final class SoakStage implements Stage {
    * calls. Next to the thread's CPU and Redis wait, it says where a window's 5 s went.
    */
   record StreamThreadTime(double blocked, double flush, double sendOffsets, double commitTxn) {
-    static StreamThreadTime sample(EndToEndStage.Pipeline pipeline) {
+    static StreamThreadTime sample(Pipeline pipeline) {
       return new StreamThreadTime(
           streamsMetric(pipeline, "stream-thread-metrics", "blocked-time-ns-total") / 1e6,
           streamsMetric(pipeline, "producer-metrics", "flush-time-ns-total") / 1e6,
@@ -238,9 +238,9 @@ final class SoakStage implements Stage {
 
   /**
    * The processor's own latency from the ingress receiving a webhook to applying it so far: count,
-   * total and cumulative bucket counts (EndToEndStage adds the buckets). It covers the ingress's
-   * produce and the stream thread's queueing, not the commit and the read_committed reader, so a
-   * window whose tail rises with its e2e tail stalled before the apply.
+   * total and cumulative bucket counts (Pipeline adds the buckets). It covers the ingress's produce
+   * and the stream thread's queueing, not the commit and the read_committed reader, so a window
+   * whose tail rises with its e2e tail stalled before the apply.
    */
   private static HistogramSnapshot receiveToApply(MeterRegistry registry) {
     return snapshot(registry, ProcessorMetrics.END_TO_END);

@@ -19,6 +19,12 @@ final class Webhooks {
   static final String REQUEST_ID_HEADER = "X-Bench-Request-Id";
   static final String CREATED_AT_HEADER = "X-Bench-Created-At";
 
+  /** The HTTP loads' bodies: 2 KB, signed, with an incompressible payload. */
+  static final int HTTP_BODY_BYTES = 2048;
+
+  /** The HTTP loads' run ids: each request is for one of these many runs. */
+  static final int HTTP_RUNS = 100_000;
+
   /** One signed request. */
   record Signed(
       String requestId,

@@ -15,7 +15,7 @@ class WindowTailTest {
   @Test
   void aWindowsTailIsReadFromTheDifferenceOfTwoSnapshots() {
     PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
-    registry.config().meterFilter(EndToEndStage.RECEIVE_LATENCY_BUCKETS);
+    registry.config().meterFilter(Pipeline.RECEIVE_LATENCY_BUCKETS);
     Timer timer = Timer.builder(ProcessorMetrics.END_TO_END).register(registry);
     for (int i = 0; i < 1000; i++) {
       timer.record(Duration.ofMillis(400)); // an earlier, bad window
