@@ -17,13 +17,18 @@ final class BenchContext implements AutoCloseable {
   final boolean quick;
   final Results results;
   final String jar;
+
+  /** The investigation-only probes this run takes ({@code BENCH_PROBES}). */
+  final Probes probes;
+
   private EmbeddedKafka kafka;
   private EmbeddedRedis redis;
 
-  BenchContext(boolean quick, Results results, String jar) {
+  BenchContext(boolean quick, Results results, String jar, Probes probes) {
     this.quick = quick;
     this.results = results;
     this.jar = jar;
+    this.probes = probes;
   }
 
   synchronized EmbeddedKafka kafka() {

@@ -41,13 +41,22 @@ public final class BenchMain {
       }
     }
     List<Stage> ordered = Stages.select(stages);
+    Probes probes;
+    try {
+      probes = Probes.parse(System.getenv(Probes.VARIABLE));
+    } catch (IllegalArgumentException e) {
+      System.err.println(e.getMessage());
+      System.exit(2);
+      return;
+    }
     String jar = BenchMain.class.getProtectionDomain().getCodeSource().getLocation().getPath();
     Results results = new Results(quick ? "quick" : "full");
     // A run with overridden settings must say so in its results, or its figures cannot be
     // reproduced from them.
     java.util.Map<String, String> overrides = new java.util.TreeMap<>();
     BenchContext.passThrough(overrides, Stages.variables());
-    BenchContext.passThrough(overrides, List.of(BenchContext.BROKER_CONFIG_VARIABLE));
+    BenchContext.passThrough(
+        overrides, List.of(BenchContext.BROKER_CONFIG_VARIABLE, Probes.VARIABLE));
     if (!overrides.isEmpty()) {
       results.note("settings", "environment overrides: " + overrides);
     }
@@ -56,7 +65,7 @@ public final class BenchMain {
         "broker settings over the embedded broker's (D27): "
             + BenchContext.brokerConfig(System.getenv(BenchContext.BROKER_CONFIG_VARIABLE)));
     int failures = 0;
-    try (BenchContext ctx = new BenchContext(quick, results, jar)) {
+    try (BenchContext ctx = new BenchContext(quick, results, jar, probes)) {
       for (Stage s : ordered) {
         String stage = s.name();
         System.out.printf("%n== %s == start %s%n", stage, java.time.Instant.now());

@@ -18,7 +18,9 @@ import java.util.stream.Stream;
  * tail printed next to the CPU each group of threads used in it. It answers "where does this spike
  * come from" (a spike that lines up with one group's CPU names it, as the broker's log cleaner did,
  * D18), which one p99 over a long window cannot. {@code BENCH_SOAK_RATE} (default 1500/s) and
- * {@code BENCH_SOAK_SECONDS} (default 300, quick 120, after the JIT warm-up) set the load.
+ * {@code BENCH_SOAK_SECONDS} (default 300, quick 120, after the JIT warm-up) set the load; with
+ * {@code BENCH_PROBES} ({@link Probes}) each line adds the broker's requests and the machine's TCP
+ * drops and retransmits.
  *
  * <p>Each window is one {@link PipelineWindow#measure} call, which waits for the window's last
  * events before the next starts: the load pauses for that wait (well under a second unless the
@@ -74,8 +76,9 @@ final class SoakStage implements Stage {
       long start = System.nanoTime();
       while (System.nanoTime() - start < total.toNanos()) {
         Map<String, Long> before = ThreadCpu.sample();
-        Map<String, BrokerRequests.Count> brokerBefore = BrokerRequests.sample();
-        Map<String, Long> tcpBefore = TcpCounters.sample();
+        Map<String, BrokerRequests.Count> brokerBefore =
+            ctx.probes.brokerRequests() ? BrokerRequests.sample() : Map.of();
+        Map<String, Long> tcpBefore = ctx.probes.tcp() ? TcpCounters.sample() : Map.of();
         HistogramSnapshot applyBefore = receiveToApply(pipeline.processorRegistry());
         HistogramSnapshot readBefore = receiveToRead(pipeline.processorRegistry());
         long processBefore = ThreadCpu.processMillis();
@@ -111,7 +114,7 @@ final class SoakStage implements Stage {
                     + " receive -> apply mean %.0f p99 <= %.0f ms, ingress p99 %.1f ms,"
                     + " seen %d/%d (%d stale), %.0f commits/s, Redis %.0f trips %.0f ms;"
                     + " stream threads blocked on Kafka %s; CPU ms: process %d,"
-                    + " by thread: %s; broker requests/handler ms:%s; TCP (whole machine): %s",
+                    + " by thread: %s",
                 at,
                 from,
                 Instant.now(),
@@ -134,9 +137,15 @@ final class SoakStage implements Stage {
                 redisAfter.waitMillis() - redisBefore.waitMillis(),
                 kafka,
                 ThreadCpu.processMillis() - processBefore,
-                ThreadCpu.top(before, ThreadCpu.sample(), 8),
-                BrokerRequests.top(brokerBefore, BrokerRequests.sample(), 6),
-                TcpCounters.between(tcpBefore, TcpCounters.sample()));
+                ThreadCpu.top(before, ThreadCpu.sample(), 8));
+        if (ctx.probes.brokerRequests()) {
+          line +=
+              "; broker requests/handler ms:"
+                  + BrokerRequests.top(brokerBefore, BrokerRequests.sample(), 6);
+        }
+        if (ctx.probes.tcp()) {
+          line += "; TCP (whole machine): " + TcpCounters.between(tcpBefore, TcpCounters.sample());
+        }
         res.note(STAGE, line); // printed as it is noted
         // A window whose events did not all arrive, or whose requests failed, is a bad window
         // whatever the latency of those that did.
