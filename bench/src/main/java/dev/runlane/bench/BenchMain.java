@@ -1,5 +1,7 @@
 package dev.runlane.bench;
 
+import dev.runlane.bench.probe.Probes;
+import dev.runlane.bench.report.Results;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -7,7 +7,7 @@ import java.util.List;
  * the order a run takes them; the runner records each stage's command before it runs it, and
  * deletes the topics it created after.
  */
-interface Stage {
+public interface Stage {
   /** What the command line names it by; its rows and notes carry it too. */
   String name();
 

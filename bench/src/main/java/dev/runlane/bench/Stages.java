@@ -1,5 +1,14 @@
 package dev.runlane.bench;
 
+import dev.runlane.bench.stage.EndToEndStage;
+import dev.runlane.bench.stage.GenerationsStage;
+import dev.runlane.bench.stage.IngressStage;
+import dev.runlane.bench.stage.ProcessorStage;
+import dev.runlane.bench.stage.RebuildStage;
+import dev.runlane.bench.stage.RecoveryStage;
+import dev.runlane.bench.stage.SinkStage;
+import dev.runlane.bench.stage.SoakStage;
+import dev.runlane.bench.stage.VerifyStage;
 import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
