@@ -31,10 +31,10 @@ public final class KafkaClients {
     return Map.of(
         ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
         bootstrap,
-        ProducerConfig.ACKS_CONFIG,
-        "all",
         ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
         true,
+        ProducerConfig.ACKS_CONFIG,
+        "all",
         ProducerConfig.LINGER_MS_CONFIG,
         5,
         ProducerConfig.COMPRESSION_TYPE_CONFIG,

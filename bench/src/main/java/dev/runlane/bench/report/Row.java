@@ -1,9 +1,9 @@
 package dev.runlane.bench.report;
 
 /**
- * One figure of a run, as the table, JSON and Markdown show it. Built by {@link #figure} or {@link
- * #compared}, then {@link #withTarget} when the issue sets one: the empty text and NaN a missing
- * part is written as are spelled here once.
+ * One figure of a run, as the table, JSON and Markdown show it. Built by {@link #figure}, then
+ * {@link #against} its same-run baseline and {@link #withTarget} the issue's target where there are
+ * any: the empty text and NaN a missing part is written as are spelled here once.
  *
  * @param stage the stage (ingress, verification, ...)
  * @param figure what was measured
@@ -32,18 +32,11 @@ public record Row(
   }
 
   /**
-   * A figure next to its baseline, measured in the same run. The ratio is the caller's: most are
+   * This figure next to its baseline, measured in the same run. The ratio is the caller's: most are
    * value / baseline, some guard a zero baseline or compare with something else.
    */
-  public static Row compared(
-      String stage,
-      String figure,
-      double value,
-      String unit,
-      String baseline,
-      double baselineValue,
-      double ratio) {
-    return new Row(stage, figure, value, unit, baseline, baselineValue, ratio, "", null);
+  public Row against(String baseline, double baselineValue, double ratio) {
+    return new Row(stage, figure, value, unit, baseline, baselineValue, ratio, target, met);
   }
 
   /** This figure held to the issue's {@code target} (in words), and whether it {@code met} it. */

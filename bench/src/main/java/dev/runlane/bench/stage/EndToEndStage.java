@@ -34,18 +34,8 @@ import java.util.regex.Pattern;
  * of the applied-events topic, at half of the highest rate the whole pipeline keeps up with; next
  * to Kafka's own {@code EndToEndLatency} tool on the same broker, in the same run.
  */
-public final class EndToEndStage implements Stage {
+public final class EndToEndStage extends Stage {
   static final String STAGE = "e2e";
-
-  @Override
-  public String name() {
-    return STAGE;
-  }
-
-  @Override
-  public List<String> variables() {
-    return Services.PIPELINE_TUNING;
-  }
 
   /**
    * The processor's reorder window, if the run sets one: it delays every event by itself (D46), so
@@ -53,6 +43,10 @@ public final class EndToEndStage implements Stage {
    */
   private static Duration reorderWindow() {
     return Services.tunedProcessor().reorderWindow();
+  }
+
+  public EndToEndStage() {
+    super(STAGE, Services.PIPELINE_TUNING);
   }
 
   @Override
@@ -142,23 +136,21 @@ public final class EndToEndStage implements Stage {
         boolean half = r == rate;
         long targetMs = reorderWindow.isZero() ? 200 : reorderWindow.toMillis() + 150;
         res.add(
-            Row.compared(
-                STAGE,
-                String.format("ingress 200 -> visible in events, p50 @ %,.0f/s", r),
-                s.p50(),
-                "ms",
-                "Kafka EndToEndLatency p50",
-                tool.p50(),
-                s.p50() / Math.max(tool.p50(), 1.0)));
+            Row.figure(
+                    STAGE,
+                    String.format("ingress 200 -> visible in events, p50 @ %,.0f/s", r),
+                    s.p50(),
+                    "ms")
+                .against(
+                    "Kafka EndToEndLatency p50", tool.p50(), s.p50() / Math.max(tool.p50(), 1.0)));
         Row p99 =
-            Row.compared(
-                STAGE,
-                String.format("ingress 200 -> visible in events, p99 @ %,.0f/s", r),
-                s.p99(),
-                "ms",
-                "Kafka EndToEndLatency p99",
-                tool.p99(),
-                s.p99() / Math.max(tool.p99(), 1.0));
+            Row.figure(
+                    STAGE,
+                    String.format("ingress 200 -> visible in events, p99 @ %,.0f/s", r),
+                    s.p99(),
+                    "ms")
+                .against(
+                    "Kafka EndToEndLatency p99", tool.p99(), s.p99() / Math.max(tool.p99(), 1.0));
         res.add(
             half
                 ? p99.withTarget(

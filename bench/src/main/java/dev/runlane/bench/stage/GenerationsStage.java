@@ -25,7 +25,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -45,21 +44,15 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * ingress does, {@code partitions grow --to 24}: its processing pause (an event written to the new
  * input waits from the ingress moving to the new generation's first commit), with the seed copy.
  */
-public final class GenerationsStage implements Stage {
+public final class GenerationsStage extends Stage {
   static final String STAGE = "generations";
   static final String APP_ID = "bench-generations";
 
   /** The product's default: longer than the ingress's ack timeout. */
   static final Duration QUIET = Duration.ofSeconds(10);
 
-  @Override
-  public String name() {
-    return STAGE;
-  }
-
-  @Override
-  public List<String> variables() {
-    return Services.PROCESSOR_TUNING;
+  public GenerationsStage() {
+    super(STAGE, Services.PROCESSOR_TUNING);
   }
 
   @Override
@@ -101,14 +94,12 @@ public final class GenerationsStage implements Stage {
               .run(new ReplayProcedure.Options(null, false, Duration.ofMinutes(20), true));
       double rebuildRate = rebuild.rederived() / rebuild.seconds();
       res.add(
-          Row.compared(
-              STAGE,
-              String.format("replay rebuild: events re-derived per second (%,d runs)", runs),
-              rebuildRate,
-              "events/s",
-              "live apply, same processor and input",
-              liveRate,
-              rebuildRate / liveRate));
+          Row.figure(
+                  STAGE,
+                  String.format("replay rebuild: events re-derived per second (%,d runs)", runs),
+                  rebuildRate,
+                  "events/s")
+              .against("live apply, same processor and input", liveRate, rebuildRate / liveRate));
 
       GrowProcedure.Result grow;
       try (Trickle trickle = new Trickle(ctx.bootstrap(), input)) {
@@ -121,14 +112,13 @@ public final class GenerationsStage implements Stage {
         System.out.printf("  trickle: %,d events written during the grow%n", trickle.sent());
       }
       res.add(
-          Row.compared(
-              STAGE,
-              String.format("partitions grow 12 -> 24: processing pause (%,d runs in state)", runs),
-              grow.pause().toMillis() / 1000.0,
-              "s",
-              "of which the quiet period",
-              QUIET.toSeconds(),
-              Double.NaN));
+          Row.figure(
+                  STAGE,
+                  String.format(
+                      "partitions grow 12 -> 24: processing pause (%,d runs in state)", runs),
+                  grow.pause().toMillis() / 1000.0,
+                  "s")
+              .against("of which the quiet period", QUIET.toSeconds(), Double.NaN));
       res.note(
           STAGE,
           String.format(

@@ -31,21 +31,15 @@ import org.apache.kafka.common.header.Headers;
  * Stage 1: the ingress under an open-loop load, next to the bare produce-and-wait harness (same
  * server framework, loops, producer settings, records and client) and the raw async producer.
  */
-public final class IngressStage implements Stage {
+public final class IngressStage extends Stage {
   static final String STAGE = "ingress";
   static final double P99_LIMIT_MS = 10.0;
 
   private static final int RING = 16_384;
   private static final int CONNECTIONS = 256;
 
-  @Override
-  public String name() {
-    return STAGE;
-  }
-
-  @Override
-  public List<String> variables() {
-    return Services.INGRESS_TUNING;
+  public IngressStage() {
+    super(STAGE, Services.INGRESS_TUNING);
   }
 
   @Override
@@ -131,14 +125,15 @@ public final class IngressStage implements Stage {
         res.add(row("p99.9 " + at, i.latency().p999(), b.latency().p999()));
         if (i.cpuMillis() > 0 && b.cpuMillis() > 0) {
           res.add(
-              Row.compared(
-                  STAGE,
-                  "process CPU per request " + at + " (broker and load generator included)",
-                  i.cpuMicrosPerRequest(),
-                  "us",
-                  "bare produce-and-wait harness",
-                  b.cpuMicrosPerRequest(),
-                  i.cpuMicrosPerRequest() / b.cpuMicrosPerRequest()));
+              Row.figure(
+                      STAGE,
+                      "process CPU per request " + at + " (broker and load generator included)",
+                      i.cpuMicrosPerRequest(),
+                      "us")
+                  .against(
+                      "bare produce-and-wait harness",
+                      b.cpuMicrosPerRequest(),
+                      i.cpuMicrosPerRequest() / b.cpuMicrosPerRequest()));
         }
       }
 
@@ -196,11 +191,8 @@ public final class IngressStage implements Stage {
       double bestIngress = ingressSearch.under10;
       double bestBare = bareSearch.under10;
       res.add(
-          Row.compared(
-                  STAGE,
-                  "accepted webhooks/s at p99 < 10 ms (step)",
-                  bestIngress,
-                  "req/s",
+          Row.figure(STAGE, "accepted webhooks/s at p99 < 10 ms (step)", bestIngress, "req/s")
+              .against(
                   "bare produce-and-wait harness",
                   bestBare,
                   bestBare == 0 ? Double.NaN : bestIngress / bestBare)
@@ -208,22 +200,24 @@ public final class IngressStage implements Stage {
                   ">= 0.9x bare, >= 10k/s",
                   bestBare > 0 && bestIngress >= 0.9 * bestBare && bestIngress >= 10_000));
       res.add(
-          Row.compared(
-              STAGE,
-              "accepted webhooks/s at p99 < 10 ms at every step up to it",
-              ingressSearch.under10Throughout,
-              "req/s",
-              "bare produce-and-wait harness",
-              bareSearch.under10Throughout,
-              bareSearch.under10Throughout == 0
-                  ? Double.NaN
-                  : ingressSearch.under10Throughout / bareSearch.under10Throughout));
+          Row.figure(
+                  STAGE,
+                  "accepted webhooks/s at p99 < 10 ms at every step up to it",
+                  ingressSearch.under10Throughout,
+                  "req/s")
+              .against(
+                  "bare produce-and-wait harness",
+                  bareSearch.under10Throughout,
+                  bareSearch.under10Throughout == 0
+                      ? Double.NaN
+                      : ingressSearch.under10Throughout / bareSearch.under10Throughout));
       res.add(
-          Row.compared(
+          Row.figure(
                   STAGE,
                   "max accepted webhooks/s kept up (p99 < 100 ms)",
                   ingressSearch.capacity,
-                  "req/s",
+                  "req/s")
+              .against(
                   "bare produce-and-wait harness",
                   bareSearch.capacity,
                   bareSearch.capacity == 0
@@ -241,23 +235,19 @@ public final class IngressStage implements Stage {
       double rawRate = rawProducer(raw, "bench.raw", webhooks, warmup, measure);
       res.add(Row.figure(STAGE, "raw async producer, same records", rawRate, "rec/s"));
       res.add(
-          Row.compared(
-              STAGE,
-              "ingress capacity / raw async producer",
-              ingressSearch.capacity / rawRate,
-              "ratio",
-              "raw async producer",
-              rawRate,
-              ingressSearch.capacity / rawRate));
+          Row.figure(
+                  STAGE,
+                  "ingress capacity / raw async producer",
+                  ingressSearch.capacity / rawRate,
+                  "ratio")
+              .against("raw async producer", rawRate, ingressSearch.capacity / rawRate));
       res.add(
-          Row.compared(
-              STAGE,
-              "bare capacity / raw async producer",
-              bareSearch.capacity / rawRate,
-              "ratio",
-              "raw async producer",
-              rawRate,
-              bareSearch.capacity / rawRate));
+          Row.figure(
+                  STAGE,
+                  "bare capacity / raw async producer",
+                  bareSearch.capacity / rawRate,
+                  "ratio")
+              .against("raw async producer", rawRate, bareSearch.capacity / rawRate));
       for (String t : trace) {
         res.note(STAGE, "step " + t);
       }
@@ -332,14 +322,8 @@ public final class IngressStage implements Stage {
 
   /** A latency of the ingress next to the bare harness's at the same rate. */
   private static Row row(String figure, double ingress, double bare) {
-    return Row.compared(
-        STAGE,
-        figure,
-        ingress,
-        "ms",
-        "bare produce-and-wait harness",
-        bare,
-        bare == 0 ? Double.NaN : ingress / bare);
+    return Row.figure(STAGE, figure, ingress, "ms")
+        .against("bare produce-and-wait harness", bare, bare == 0 ? Double.NaN : ingress / bare);
   }
 
   /** Acked records/s of an async producer sending as fast as send() allows. */

@@ -37,23 +37,13 @@ import redis.clients.jedis.resps.ScanResult;
  * otherwise) draining a pre-filled topic to committed outputs, with Redis dedup and without it, in
  * the same run.
  */
-public final class ProcessorStage implements Stage {
+public final class ProcessorStage extends Stage {
   static final String STAGE = "processor";
 
   private static final Map<String, String> WINDOW_1S = Map.of("PROCESSOR_REORDER_WINDOW", "1s");
 
   static final int RUNS = 100_000;
   static final int DUPLICATE_PERCENT = 20;
-
-  @Override
-  public String name() {
-    return STAGE;
-  }
-
-  @Override
-  public List<String> variables() {
-    return Services.PROCESSOR_TUNING;
-  }
 
   /** The stage's input: {@link #RUNS} runs, {@link #DUPLICATE_PERCENT}% duplicates. */
   private static Fill fill(long seed) {
@@ -73,6 +63,10 @@ public final class ProcessorStage implements Stage {
     double rate() {
       return events / seconds;
     }
+  }
+
+  public ProcessorStage() {
+    super(STAGE, Services.PROCESSOR_TUNING);
   }
 
   @Override
@@ -123,26 +117,18 @@ public final class ProcessorStage implements Stage {
 
     double ratio = on.rate() / off.rate();
     res.add(
-        Row.compared(
-                STAGE,
-                "events/s to committed outputs, Redis dedup",
-                on.rate(),
-                "events/s",
-                "same topology, dedup off",
-                off.rate(),
-                ratio)
+        Row.figure(STAGE, "events/s to committed outputs, Redis dedup", on.rate(), "events/s")
+            .against("same topology, dedup off", off.rate(), ratio)
             .withTarget(">= 0.7x dedup off", ratio >= 0.7));
     double windowRatio = window.rate() / on.rate();
     res.add(
-        Row.compared(
+        Row.figure(
                 STAGE,
                 "events/s to committed outputs, Redis dedup, 1 s reorder window (less the 1 s the"
                     + " window holds the input's end)",
                 window.rate(),
-                "events/s",
-                "same topology, no window",
-                on.rate(),
-                windowRatio)
+                "events/s")
+            .against("same topology, no window", on.rate(), windowRatio)
             .withTarget(">= 0.9x no window", windowRatio >= 0.9));
     res.add(
         Row.figure(

@@ -48,19 +48,9 @@ import org.apache.kafka.streams.KafkaStreams;
  * its changelog. Next to it, in the same run, a raw {@code KafkaConsumer} reads the same changelog
  * topics from beginning to end.
  */
-public final class RebuildStage implements Stage {
+public final class RebuildStage extends Stage {
   static final String STAGE = "rebuild";
   static final String APP_ID = "bench-rebuild";
-
-  @Override
-  public String name() {
-    return STAGE;
-  }
-
-  @Override
-  public List<String> variables() {
-    return Services.PROCESSOR_TUNING;
-  }
 
   /** One start of the processor: until RUNNING, and until {@code /runs/{id}} answered 200. */
   record Start(
@@ -107,6 +97,10 @@ public final class RebuildStage implements Stage {
                     + " PROCESSOR_ROCKSDB_MEMORY_MB="
                     + config.rocksDbMemoryMb()
                 : "Streams' per-store defaults, PROCESSOR_ROCKSDB_MEMORY_MB=0"));
+  }
+
+  public RebuildStage() {
+    super(STAGE, Services.PROCESSOR_TUNING);
   }
 
   @Override
@@ -184,54 +178,59 @@ public final class RebuildStage implements Stage {
       double totalPerMillion = cold.restoredSeconds() * 1e6 / runs;
       double rawPerMillion = rawAll[1] * 1e6 / runs;
       res.add(
-          Row.compared(
-              STAGE,
-              String.format("restart, state dir deleted -> restored+RUNNING (%,d runs)", runs),
-              cold.restoredSeconds(),
-              "s",
-              "restart on local state",
-              warm.restoredSeconds(),
-              cold.restoredSeconds() / warm.restoredSeconds()));
+          Row.figure(
+                  STAGE,
+                  String.format("restart, state dir deleted -> restored+RUNNING (%,d runs)", runs),
+                  cold.restoredSeconds(),
+                  "s")
+              .against(
+                  "restart on local state",
+                  warm.restoredSeconds(),
+                  cold.restoredSeconds() / warm.restoredSeconds()));
       res.add(
-          Row.compared(
+          Row.figure(
                   STAGE,
                   "whole restart per 1M runs (start -> restored)",
                   totalPerMillion,
-                  "s/1M runs",
+                  "s/1M runs")
+              .against(
                   "raw KafkaConsumer, same changelogs",
                   rawPerMillion,
                   totalPerMillion / rawPerMillion)
               .withTarget("<= 5 s per 1M runs", totalPerMillion <= 5));
       double windowPerMillion = cold.restoreWindowSeconds() * 1e6 / runs;
       res.add(
-          Row.compared(
+          Row.figure(
                   STAGE,
                   "restore window per 1M runs (1st restored record -> done)",
                   windowPerMillion,
-                  "s/1M runs",
+                  "s/1M runs")
+              .against(
                   "raw KafkaConsumer, same changelogs",
                   rawPerMillion,
                   windowPerMillion / rawPerMillion)
               .withTarget("<= 5 s per 1M runs", windowPerMillion <= 5));
       double rawRate = rawAll[0] / rawAll[1];
       res.add(
-          Row.compared(
-              STAGE,
-              "changelog records restored/s (restore window, cold)",
-              cold.restored() / cold.restoreWindowSeconds(),
-              "rec/s",
-              "raw KafkaConsumer, same changelogs",
-              rawRate,
-              cold.restored() / cold.restoreWindowSeconds() / rawRate));
+          Row.figure(
+                  STAGE,
+                  "changelog records restored/s (restore window, cold)",
+                  cold.restored() / cold.restoreWindowSeconds(),
+                  "rec/s")
+              .against(
+                  "raw KafkaConsumer, same changelogs",
+                  rawRate,
+                  cold.restored() / cold.restoreWindowSeconds() / rawRate));
       res.add(
-          Row.compared(
-              STAGE,
-              "restart, state dir deleted -> /runs/{id} answers",
-              cold.queryableSeconds(),
-              "s",
-              "restart on local state",
-              warm.queryableSeconds(),
-              cold.queryableSeconds() / warm.queryableSeconds()));
+          Row.figure(
+                  STAGE,
+                  "restart, state dir deleted -> /runs/{id} answers",
+                  cold.queryableSeconds(),
+                  "s")
+              .against(
+                  "restart on local state",
+                  warm.queryableSeconds(),
+                  cold.queryableSeconds() / warm.queryableSeconds()));
       res.note(
           STAGE,
           String.format(

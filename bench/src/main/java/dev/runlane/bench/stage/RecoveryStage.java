@@ -51,7 +51,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * every acked input record ends in the events topic exactly once. Then {@link RedisRestartCheck}:
  * the processor's Redis restarted under load.
  */
-public final class RecoveryStage implements Stage {
+public final class RecoveryStage extends Stage {
   static final String STAGE = "recovery";
   static final String APP_ID = "bench-recovery";
 
@@ -64,14 +64,10 @@ public final class RecoveryStage implements Stage {
   static final String GROUP_INSTANCE_ID = "PROCESSOR_GROUP_INSTANCE_ID";
   static final String BENCH_INSTANCE_ID = "bench-recovery-processor-0";
 
-  @Override
-  public String name() {
-    return STAGE;
-  }
-
-  @Override
-  public List<String> variables() {
-    return Stream.concat(Stream.of(RUNS_VARIABLE), Services.PROCESSOR_TUNING.stream()).toList();
+  public RecoveryStage() {
+    super(
+        STAGE,
+        Stream.concat(Stream.of(RUNS_VARIABLE), Services.PROCESSOR_TUNING.stream()).toList());
   }
 
   @Override

@@ -36,7 +36,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * run: how much of the database's own insert rate the sink's exactly-once bookkeeping (stored
  * offsets, the constraint, the guarded runs upsert) leaves.
  */
-public final class SinkStage implements Stage {
+public final class SinkStage extends Stage {
   static final String STAGE = "sink";
 
   private static final int RUNS = 20_000;
@@ -60,9 +60,8 @@ public final class SinkStage implements Stage {
           + " last_type = EXCLUDED.last_type, updated_at = EXCLUDED.updated_at,"
           + " data = EXCLUDED.data";
 
-  @Override
-  public String name() {
-    return STAGE;
+  public SinkStage() {
+    super(STAGE);
   }
 
   @Override
@@ -81,24 +80,26 @@ public final class SinkStage implements Stage {
       double sink = sinkRun.rate();
       double ratio = sink / bare;
       res.add(
-          Row.compared(
+          Row.figure(
                   STAGE,
                   "events/s into PostgreSQL through the sink (constraint, guarded runs, offsets)",
                   sink,
-                  "events/s",
+                  "events/s")
+              .against(
                   "bare JDBC batches of the same rows (events inserted, runs upserted), same server",
                   bare,
                   ratio)
               .withTarget(">= 0.8x bare batches", ratio >= 0.8));
       res.add(
-          Row.compared(
-              STAGE,
-              "events/s into PostgreSQL through the sink, against the events' rows alone",
-              sink,
-              "events/s",
-              "bare JDBC batch insert of processed_events rows only",
-              eventsOnly,
-              sink / eventsOnly));
+          Row.figure(
+                  STAGE,
+                  "events/s into PostgreSQL through the sink, against the events' rows alone",
+                  sink,
+                  "events/s")
+              .against(
+                  "bare JDBC batch insert of processed_events rows only",
+                  eventsOnly,
+                  sink / eventsOnly));
       res.note(
           STAGE,
           String.format(

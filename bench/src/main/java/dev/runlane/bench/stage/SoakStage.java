@@ -38,28 +38,19 @@ import java.util.stream.Stream;
  * events before the next starts: the load pauses for that wait (well under a second unless the
  * window was bad), so the offered rate averages a little below the nominal one.
  */
-public final class SoakStage implements Stage {
+public final class SoakStage extends Stage {
   static final String STAGE = "soak";
   static final String RATE_VARIABLE = "BENCH_SOAK_RATE";
   static final String SECONDS_VARIABLE = "BENCH_SOAK_SECONDS";
   private static final Duration WINDOW = Duration.ofSeconds(5);
   private static final double TAIL_LIMIT_MS = 200;
 
-  @Override
-  public String name() {
-    return STAGE;
-  }
-
-  @Override
-  public boolean optIn() {
-    return true;
-  }
-
-  @Override
-  public List<String> variables() {
-    return Stream.concat(
-            Stream.of(RATE_VARIABLE, SECONDS_VARIABLE), Services.PIPELINE_TUNING.stream())
-        .toList();
+  public SoakStage() {
+    super(
+        STAGE,
+        true,
+        Stream.concat(Stream.of(RATE_VARIABLE, SECONDS_VARIABLE), Services.PIPELINE_TUNING.stream())
+            .toList());
   }
 
   @Override

@@ -14,12 +14,11 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
 /** Stage 2: JMH, {@code SumeSignatureVerifier.verify} vs a raw {@code Mac.doFinal}. */
-public final class VerifyStage implements Stage {
+public final class VerifyStage extends Stage {
   static final String STAGE = "verification";
 
-  @Override
-  public String name() {
-    return STAGE;
+  public VerifyStage() {
+    super(STAGE);
   }
 
   @Override
@@ -51,14 +50,8 @@ public final class VerifyStage implements Stage {
       double raw = score.getOrDefault("rawMac/" + size, Double.NaN);
       double ratio = verify / raw;
       res.add(
-          Row.compared(
-                  STAGE,
-                  "verify(), " + size + " B body",
-                  verify,
-                  "ns/op",
-                  "raw Mac.doFinal, same bytes",
-                  raw,
-                  ratio)
+          Row.figure(STAGE, "verify(), " + size + " B body", verify, "ns/op")
+              .against("raw Mac.doFinal, same bytes", raw, ratio)
               .withTarget("<= 1.2x raw Mac", ratio <= 1.2));
       res.note(
           STAGE,

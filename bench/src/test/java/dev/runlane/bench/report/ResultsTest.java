@@ -19,7 +19,7 @@ class ResultsTest {
   @Test
   void markdownHasOneRowPerFigure() {
     Results r = new Results("full");
-    r.add(Row.compared("p", "x", 2, "events/s", "off", 4, 0.5).withTarget(">= 0.7x", false));
+    r.add(Row.figure("p", "x", 2, "events/s").against("off", 4, 0.5).withTarget(">= 0.7x", false));
     assertThat(r.markdown())
         .contains("| p | x | 2.000 | events/s | off | 4.000 | 0.50x | >= 0.7x | MISSED |");
   }

@@ -14,7 +14,8 @@ class RowTest {
 
   @Test
   void aTargetKeepsTheBaselineItWasComparedWith() {
-    assertThat(Row.compared("s", "f", 2, "events/s", "off", 4, 0.5).withTarget(">= 0.7x", false))
+    assertThat(
+            Row.figure("s", "f", 2, "events/s").against("off", 4, 0.5).withTarget(">= 0.7x", false))
         .isEqualTo(new Row("s", "f", 2, "events/s", "off", 4, 0.5, ">= 0.7x", false));
     assertThat(Row.figure("s", "f", 0, "records").withTarget("0", true))
         .isEqualTo(new Row("s", "f", 0, "records", "", Double.NaN, Double.NaN, "0", true));
