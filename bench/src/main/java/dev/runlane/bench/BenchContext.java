@@ -1,37 +1,39 @@
 package dev.runlane.bench;
 
-import dev.runlane.common.kafka.SocketBuffers;
+import dev.runlane.bench.probe.Probes;
+import dev.runlane.bench.report.Results;
 import dev.runlane.common.kafka.TopicEnsurer;
 import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.embedded.EmbeddedKafka;
 import dev.runlane.embedded.EmbeddedRedis;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.List;
+import java.util.Collection;
 import java.util.Map;
-import java.util.stream.DoubleStream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.streams.KafkaStreams;
 
 /** What the stages share: the run mode, the broker, an owned Redis, the results. */
-final class BenchContext implements AutoCloseable {
-  static final int PARTITIONS = 12;
+public final class BenchContext implements AutoCloseable {
+  public static final int PARTITIONS = 12;
 
-  final boolean quick;
-  final Results results;
-  final String jar;
+  public final boolean quick;
+  public final Results results;
+  public final String jar;
+
+  /** The investigation-only probes this run takes ({@code BENCH_PROBES}). */
+  public final Probes probes;
+
   private EmbeddedKafka kafka;
   private EmbeddedRedis redis;
 
-  BenchContext(boolean quick, Results results, String jar) {
+  public BenchContext(boolean quick, Results results, String jar, Probes probes) {
     this.quick = quick;
     this.results = results;
     this.jar = jar;
+    this.probes = probes;
   }
 
-  synchronized EmbeddedKafka kafka() {
+  public synchronized EmbeddedKafka kafka() {
     if (kafka == null) {
       kafka = EmbeddedKafka.start(brokerConfig(System.getenv(BROKER_CONFIG_VARIABLE)));
     }
@@ -45,46 +47,24 @@ final class BenchContext implements AutoCloseable {
    * and so can clean it, once per GiB written to it. {@code
    * BENCH_BROKER_CONFIG=log.segment.bytes=16777216} brings the test segments back.
    */
-  static final Map<String, String> BROKER_DEFAULTS =
+  public static final Map<String, String> BROKER_DEFAULTS =
       Map.of("log.segment.bytes", Integer.toString(1 << 30));
 
-  /** The values of one Streams client metric, one per thread, client or store that has it. */
-  static DoubleStream streamsMetric(KafkaStreams streams, String group, String name) {
-    return streams.metrics().entrySet().stream()
-        .filter(e -> e.getKey().group().equals(group) && e.getKey().name().equals(name))
-        .map(e -> e.getValue().metricValue())
-        .filter(Number.class::isInstance)
-        .mapToDouble(v -> ((Number) v).doubleValue());
-  }
-
-  /**
-   * The settings of the bench's readers: they see only committed output, as a consumer of the
-   * pipeline would, commit no offsets, and size their sockets as the services' clients do (D34). A
-   * new map, for the caller to add to.
-   */
-  static Map<String, Object> readCommittedConsumer(String bootstrap) {
-    Map<String, Object> c = new HashMap<>(SocketBuffers.OS_DEFAULTS);
-    c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    return c;
-  }
-
   /** The bench's broker settings: {@link #BROKER_DEFAULTS}, then a run's overrides. */
-  static Map<String, String> brokerConfig(String spec) {
+  public static Map<String, String> brokerConfig(String spec) {
     Map<String, String> config = new java.util.LinkedHashMap<>(BROKER_DEFAULTS);
     config.putAll(brokerOverrides(spec));
     return config;
   }
 
   /** Overrides of the embedded broker's settings, parsed by {@link #brokerOverrides}. */
-  static final String BROKER_CONFIG_VARIABLE = "BENCH_BROKER_CONFIG";
+  public static final String BROKER_CONFIG_VARIABLE = "BENCH_BROKER_CONFIG";
 
   /**
    * Broker settings a run may override, as {@code name=value,name=value} (e.g. {@code
    * log.segment.bytes=1073741824}), to see what the shared broker's housekeeping costs.
    */
-  static Map<String, String> brokerOverrides(String spec) {
+  public static Map<String, String> brokerOverrides(String spec) {
     Map<String, String> out = new java.util.LinkedHashMap<>();
     if (spec == null || spec.isBlank()) {
       return out;
@@ -105,7 +85,7 @@ final class BenchContext implements AutoCloseable {
    *
    * @throws IllegalArgumentException naming the variable, when it is set to anything else
    */
-  static double envNumber(String name, double def) {
+  public static double envNumber(String name, double def) {
     double d = envNumber(name, def, 0);
     if (d <= 0) {
       throw new IllegalArgumentException(name + "='" + System.getenv(name) + "' must be above 0");
@@ -118,7 +98,7 @@ final class BenchContext implements AutoCloseable {
    *
    * @throws IllegalArgumentException naming the variable, when it is set to anything else
    */
-  static double envNumber(String name, double def, double min) {
+  public static double envNumber(String name, double def, double min) {
     String v = System.getenv(name);
     if (v == null || v.isBlank()) {
       return def;
@@ -134,12 +114,12 @@ final class BenchContext implements AutoCloseable {
     throw new IllegalArgumentException(name + "='" + v + "' must be a number of at least " + min);
   }
 
-  String bootstrap() {
+  public String bootstrap() {
     return kafka().bootstrapServers();
   }
 
   /** A Redis server this run owns (so it may flush it and read INFO memory). */
-  synchronized EmbeddedRedis redis() {
+  public synchronized EmbeddedRedis redis() {
     if (redis == null) {
       redis = EmbeddedRedis.startOwned();
     }
@@ -150,7 +130,7 @@ final class BenchContext implements AutoCloseable {
    * Copies the named tuning variables from this process's environment into a service's, so that a
    * run can try other settings without a rebuild (e.g. {@code INGRESS_PRODUCER_LINGER_MS=5}).
    */
-  static void passThrough(Map<String, String> env, String... names) {
+  public static void passThrough(Map<String, String> env, Collection<String> names) {
     for (String name : names) {
       String value = System.getenv(name);
       if (value != null) {
@@ -159,59 +139,8 @@ final class BenchContext implements AutoCloseable {
     }
   }
 
-  /** A producer for a steady live load: idempotent, acks=all, a short linger. */
-  static Map<String, Object> liveProducer(String bootstrap) {
-    return Map.of(
-        org.apache.kafka.clients.producer.ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-        bootstrap,
-        org.apache.kafka.clients.producer.ProducerConfig.ACKS_CONFIG,
-        "all",
-        org.apache.kafka.clients.producer.ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
-        true,
-        org.apache.kafka.clients.producer.ProducerConfig.LINGER_MS_CONFIG,
-        5,
-        org.apache.kafka.clients.producer.ProducerConfig.COMPRESSION_TYPE_CONFIG,
-        "lz4",
-        org.apache.kafka.clients.producer.ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
-        30_000,
-        org.apache.kafka.clients.producer.ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG,
-        20_000);
-  }
-
-  /**
-   * A producer for a bulk pre-fill: large batches, acks=all, not idempotent but one request in
-   * flight (an idempotent bulk fill on this broker saw OutOfOrderSequence rejections under load;
-   * one request in flight keeps order without sequences).
-   */
-  static Map<String, Object> fillProducer(String bootstrap) {
-    return Map.of(
-        org.apache.kafka.clients.producer.ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-        bootstrap,
-        org.apache.kafka.clients.producer.ProducerConfig.LINGER_MS_CONFIG,
-        20,
-        org.apache.kafka.clients.producer.ProducerConfig.BATCH_SIZE_CONFIG,
-        64 * 1024,
-        org.apache.kafka.clients.producer.ProducerConfig.COMPRESSION_TYPE_CONFIG,
-        "lz4",
-        org.apache.kafka.clients.producer.ProducerConfig.ACKS_CONFIG,
-        "all",
-        org.apache.kafka.clients.producer.ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
-        false,
-        org.apache.kafka.clients.producer.ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION,
-        1);
-  }
-
-  /** {@code ProcessorApp.start} without a fault hook. */
-  static dev.runlane.processor.ProcessorApp startProcessor(
-      dev.runlane.processor.ProcessorConfig config,
-      dev.runlane.processor.dedup.Dedup dedup,
-      io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry) {
-    return dev.runlane.processor.ProcessorApp.start(
-        config, dedup, registry, dev.runlane.processor.topology.FaultHook.NONE);
-  }
-
   /** The broker's topics now (none if no stage has started the broker yet). */
-  synchronized java.util.Set<String> topics() throws Exception {
+  public synchronized java.util.Set<String> topics() throws Exception {
     if (kafka == null) {
       return java.util.Set.of();
     }
@@ -224,7 +153,7 @@ final class BenchContext implements AutoCloseable {
    * Deletes the topics created since {@code before}. A stage's compacted topics (the processor
    * stage writes ~1M keys to several) otherwise keep the log cleaner busy under the next stage.
    */
-  synchronized void deleteTopicsSince(java.util.Set<String> before) throws Exception {
+  public synchronized void deleteTopicsSince(java.util.Set<String> before) throws Exception {
     if (kafka == null) {
       return;
     }
@@ -242,7 +171,7 @@ final class BenchContext implements AutoCloseable {
   }
 
   /** Creates the topics; they are served when this returns (TopicEnsurer, D10). */
-  void createTopics(String... names) {
+  public void createTopics(String... names) {
     try (Admin admin = admin()) {
       TopicEnsurer.ensure(
           admin,
@@ -254,25 +183,8 @@ final class BenchContext implements AutoCloseable {
   }
 
   /** The command that reproduces one stage. */
-  String command(String stage) {
+  public String command(String stage) {
     return "java -jar bench/target/runlane-bench.jar" + (quick ? " --quick " : " ") + stage;
-  }
-
-  /** Stages that run only when named. */
-  static List<String> optInStages() {
-    return List.of(SoakStage.STAGE);
-  }
-
-  static List<String> allStages() {
-    return List.of(
-        "verification",
-        "ingress",
-        "processor",
-        "e2e",
-        "recovery",
-        "rebuild",
-        GenerationsStage.STAGE,
-        SinkStage.STAGE);
   }
 
   @Override

@@ -1,5 +1,7 @@
 package dev.runlane.bench;
 
+import dev.runlane.bench.probe.Probes;
+import dev.runlane.bench.report.Results;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -27,49 +29,36 @@ public final class BenchMain {
         case "--quick" -> quick = true;
         case "--out" -> out = Path.of(args[++i]);
         case "-h", "--help" -> {
-          System.out.println(
-              "usage: java -jar runlane-bench.jar [--quick] [--out DIR] [stage...]\n  stages: "
-                  + String.join(" ", BenchContext.allStages())
-                  + " (default: all); opt-in: "
-                  + String.join(" ", BenchContext.optInStages()));
+          System.out.println(Stages.usage());
           return;
         }
         default -> {
           String s = a.toLowerCase(Locale.ROOT);
-          if (!BenchContext.allStages().contains(s) && !BenchContext.optInStages().contains(s)) {
-            System.err.println(
-                "unknown stage '"
-                    + a
-                    + "'; stages: "
-                    + BenchContext.allStages()
-                    + ", opt-in: "
-                    + BenchContext.optInStages());
+          if (!Stages.exists(s)) {
+            System.err.println(Stages.unknown(a));
             System.exit(2);
           }
           stages.add(s);
         }
       }
     }
-    if (stages.isEmpty()) {
-      stages.addAll(BenchContext.allStages());
+    List<Stage> ordered = Stages.select(stages);
+    Probes probes;
+    try {
+      probes = Probes.parse(System.getenv(Probes.VARIABLE));
+    } catch (IllegalArgumentException e) {
+      System.err.println(e.getMessage());
+      System.exit(2);
+      return;
     }
-    // Run in the canonical order: e2e needs the ingress result.
-    List<String> ordered = new ArrayList<>();
-    BenchContext.allStages().stream().filter(stages::contains).forEach(ordered::add);
-    BenchContext.optInStages().stream().filter(stages::contains).forEach(ordered::add);
     String jar = BenchMain.class.getProtectionDomain().getCodeSource().getLocation().getPath();
     Results results = new Results(quick ? "quick" : "full");
     // A run with overridden settings must say so in its results, or its figures cannot be
     // reproduced from them.
     java.util.Map<String, String> overrides = new java.util.TreeMap<>();
-    BenchContext.passThrough(overrides, IngressStage.TUNING);
-    BenchContext.passThrough(overrides, ProcessorStage.TUNING);
+    BenchContext.passThrough(overrides, Stages.variables());
     BenchContext.passThrough(
-        overrides,
-        BenchContext.BROKER_CONFIG_VARIABLE,
-        SoakStage.RATE_VARIABLE,
-        SoakStage.SECONDS_VARIABLE,
-        RecoveryStage.RUNS_VARIABLE);
+        overrides, List.of(BenchContext.BROKER_CONFIG_VARIABLE, Probes.VARIABLE));
     if (!overrides.isEmpty()) {
       results.note("settings", "environment overrides: " + overrides);
     }
@@ -78,24 +67,15 @@ public final class BenchMain {
         "broker settings over the embedded broker's (D27): "
             + BenchContext.brokerConfig(System.getenv(BenchContext.BROKER_CONFIG_VARIABLE)));
     int failures = 0;
-    try (BenchContext ctx = new BenchContext(quick, results, jar)) {
-      for (String stage : ordered) {
+    try (BenchContext ctx = new BenchContext(quick, results, jar, probes)) {
+      for (Stage s : ordered) {
+        String stage = s.name();
         System.out.printf("%n== %s == start %s%n", stage, java.time.Instant.now());
         long t0 = System.nanoTime();
         java.util.Set<String> topicsBefore = ctx.topics();
         try {
-          switch (stage) {
-            case "verification" -> new VerifyStage(ctx).run();
-            case "ingress" -> new IngressStage(ctx).run();
-            case "processor" -> new ProcessorStage(ctx).run();
-            case "e2e" -> new EndToEndStage(ctx).run();
-            case "recovery" -> new RecoveryStage(ctx).run();
-            case "rebuild" -> new RebuildStage(ctx).run();
-            case GenerationsStage.STAGE -> new GenerationsStage(ctx).run();
-            case SinkStage.STAGE -> new SinkStage(ctx).run();
-            case SoakStage.STAGE -> new SoakStage(ctx).run();
-            default -> throw new IllegalStateException(stage);
-          }
+          results.command(stage, ctx.command(stage));
+          s.run(ctx);
         } catch (Exception | Error e) {
           failures++;
           results.note(stage, "FAILED: " + e);
