@@ -1,5 +1,6 @@
 package dev.runlane.bench.probe;
 
+import dev.runlane.processor.topology.ProcessorMetrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -35,12 +36,23 @@ public final class ProcessorMeters {
     return redisTrips(registry).count();
   }
 
-  /** Input events decided so far (every outcome but "waiting"). */
+  /**
+   * Input events decided so far (every outcome but "waiting"). A held event counts once: its
+   * release counts it "applied" too, so the releases come off, or a window would count its events
+   * decided before they all were.
+   */
   public static double decided(MeterRegistry registry) {
-    return registry.find("runlane.processor.events").counters().stream()
-        .filter(c -> !"waiting".equals(c.getId().getTag("outcome")))
-        .mapToDouble(Counter::count)
-        .sum();
+    double outcomes =
+        registry.find(ProcessorMetrics.EVENTS).counters().stream()
+            .filter(c -> !"waiting".equals(c.getId().getTag("outcome")))
+            .mapToDouble(Counter::count)
+            .sum();
+    double released =
+        registry.find(ProcessorMetrics.REORDER).counters().stream()
+            .filter(c -> c.getId().getTag("event").startsWith("released"))
+            .mapToDouble(Counter::count)
+            .sum();
+    return outcomes - released;
   }
 
   /** The values of one Streams client metric, one per thread, client or store that has it. */
