@@ -225,8 +225,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     }
     if (held != null) {
       // What this record's decision would release first is due as it is read: releasing it now
-      // spares the released events this record's wait for the drain and its Redis round trip
-      // (D60). Only what no parked event of the same run can be decided against.
+      // spares the released events this record's wait for the drain and its Redis round trip.
+      // Only runs with no event parked: their release cannot change a decision still to come
+      // (D60).
       releaseDue(record.timestamp(), true);
       parkedRuns.parked(envelope.runId());
     }
