@@ -115,9 +115,9 @@ public final class EndToEndStage extends Stage {
                   + " prints percentiles in whole ms (ratios use at least 1 ms); output: "
                   + tool.output().replace('\n', ' ').trim());
         }
-        // Where an event's time goes inside the processor in this window (bucket bounds, from
-        // the difference of two scrapes): reading it, applying it, and with a reorder window how
-        // long past its window it was released.
+        // Where an event's time goes inside the processor in this window and its warm-up (bucket
+        // bounds, from the difference of two scrapes): reading it, applying it, and with a reorder
+        // window how long past its window it was released.
         for (String series :
             List.of(
                 "runlane_processor_receive_to_read_latency_seconds",
@@ -131,7 +131,8 @@ public final class EndToEndStage extends Stage {
             res.note(
                 STAGE,
                 String.format(
-                    "@ %,.0f/s, processor's %s in the window: %,d, p50 <= %.0f ms, p99 <= %.0f ms",
+                    "@ %,.0f/s, processor's %s in the window and its warm-up: %,d, p50 <= %.0f ms,"
+                        + " p99 <= %.0f ms",
                     r, series, w.count(), w.percentile(0.5), w.percentile(0.99)));
           }
         }

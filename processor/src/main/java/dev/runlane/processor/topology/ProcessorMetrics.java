@@ -119,7 +119,9 @@ public final class ProcessorMetrics {
             .maximumExpectedValue(java.time.Duration.ofSeconds(30))
             .register(registry);
     // How long past its window a held event waited: a partition's time moves on only with a later
-    // record or the idle clock, so this is what the window costs beyond W itself.
+    // record or the idle clock, so this is what the window costs beyond W itself. Only events whose
+    // window had ended count (one released with an older event of its run may not be due yet); the
+    // wall clock against the ingress's receive time, so a replay or a backlog shows its lag here.
     releaseDelay =
         Timer.builder(RELEASE_DELAY)
             .description(

@@ -226,8 +226,8 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     if (held != null) {
       // What this record's decision would release first is due as it is read: releasing it now
       // spares the released events this record's wait for the drain and its Redis round trip.
-      // Only runs with no event parked: their release cannot change a decision still to come
-      // (D60).
+      // The release stops at the first held event whose run has an event parked, whose decision
+      // it could change (D60).
       releaseDue(record.timestamp(), true);
       parkedRuns.parked(envelope.runId());
     }
@@ -406,8 +406,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    * decided. Releasing a run's events changes its head, which a parked event of that run would then
    * be decided against, so the release stops at the first held event whose run has one parked; the
    * rest go when that record is decided, as they always did. Other runs' releases commute with the
-   * parked decisions: every run sees the same sequence as a replay in any batches would, only the
-   * interleaving of runs in the output moves (D60).
+   * parked decisions, so each run is decided as a replay in offset order decides it; only the
+   * interleaving of runs in the output moves. A record whose decision is skipped (its run waits for
+   * another task's claim, or its attempts are spent) released nothing before; read, it does (D60).
    */
   private void releaseDue(long nowMs, boolean aheadOfParked) {
     long dueBefore = nowMs - settings.reorderWindow().toMillis();
@@ -423,7 +424,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
    * and a run's older held events are released with or before it.
    */
   private void release(List<ReorderBuffer.Held> events, boolean early) {
-    long now = System.currentTimeMillis();
+    long now = context.currentSystemTimeMs();
     for (ReorderBuffer.Held h : events) {
       PendingEvent event = h.event();
       if (!early) {

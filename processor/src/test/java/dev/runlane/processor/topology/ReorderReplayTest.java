@@ -7,6 +7,7 @@ import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Dedup;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -28,9 +29,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The reorder window decides on the records' own timestamps (D46): the same input gives the same
- * {@code sume.events}, each run's events in the same order, however it is batched and however often
- * it is replayed. How runs interleave may move with the batches: a run's held events can be
- * released as a later record is read, ahead of other runs' parked events (D60).
+ * {@code sume.events}, each run's events in the same order, however it is batched and on every run
+ * of a fresh processor over it. How runs interleave may move with the batches: a run's held events
+ * can be released as a later record is read, ahead of other runs' parked events (D60).
  */
 class ReorderReplayTest {
   private static final TopicNames TOPICS = TopicNames.defaults();
@@ -71,6 +72,22 @@ class ReorderReplayTest {
       assertThat(pipe.applied()).isEmpty();
       pipe.drain(); // t1 held, then u1's decision releases t1 and t3, in that order
       assertThat(pipe.applied()).containsExactly("run-1/t1", "run-1/t3");
+    }
+  }
+
+  @Test
+  void theReleaseDelayCountsHowLongPastItsWindowEachDueEventWaited() {
+    long at = T0.toEpochMilli();
+    // The wall clock starts 5 ms past t3's window; every drain moves it 20 ms on.
+    try (Pipe pipe = new Pipe(256, Instant.ofEpochMilli(at + 1_005))) {
+      pipe.send(record("run-1", "t3", 3, at));
+      pipe.send(record("run-1", "t1", 1, at + 500)); // older: released with t3, not due itself
+      pipe.drain(); // both held
+      pipe.send(record("run-2", "u1", 1, at + 1_000)); // releases t1 and t3 as it is read
+      assertThat(pipe.applied()).containsExactly("run-1/t1", "run-1/t3");
+      Timer delay = pipe.registry.find(ProcessorMetrics.RELEASE_DELAY).timer();
+      assertThat(delay.count()).as("released after their window").isEqualTo(1);
+      assertThat(delay.totalTime(java.util.concurrent.TimeUnit.MILLISECONDS)).isEqualTo(25.0);
     }
   }
 
@@ -137,11 +154,16 @@ class ReorderReplayTest {
 
   /** A fresh processor with a window, in a test driver; drains only when told to. */
   private static final class Pipe implements AutoCloseable {
+    final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final TopologyTestDriver driver;
     private final TestInputTopic<String, byte[]> in;
     private final TestOutputTopic<String, byte[]> events;
 
     Pipe(int batchSize) {
+      this(batchSize, Instant.now());
+    }
+
+    Pipe(int batchSize, Instant wallClock) {
       TopologySettings settings =
           new TopologySettings(
               TOPICS,
@@ -162,11 +184,12 @@ class ReorderReplayTest {
               ProcessorTopology.build(
                   settings,
                   Dedup.disabled(),
-                  new ProcessorMetrics(new SimpleMeterRegistry()),
+                  new ProcessorMetrics(registry),
                   EnvelopeParser.withDefaults(),
                   FaultHook.NONE,
                   RedisBudget.unbounded()),
-              props);
+              props,
+              wallClock);
       in =
           driver.createInputTopic(
               TOPICS.webhooks(), Serdes.String().serializer(), Serdes.ByteArray().serializer());
