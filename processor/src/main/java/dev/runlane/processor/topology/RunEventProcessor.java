@@ -358,10 +358,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         outcome = window(offset, event, outcome);
       }
       act(event, current, outcome, range);
-      pending.delete(offset);
-      if (parkedRuns != null) {
-        parkedRuns.decided(event.runId());
-      }
+      unpark(offset, event);
       batch.decided(event, claim, outcome);
     } catch (KafkaException e) {
       throw e; // Kafka's own failures (a fenced producer, a closing task) are never the event's
@@ -732,11 +729,16 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         range,
         "apply_failed",
         failure.attempts() + " attempts failed; the last: " + failure.lastError());
+    unpark(offset, event);
+    failures.settled(owner, offset);
+  }
+
+  /** A decided event leaves the pending store, and with a window its run's parked count (D60). */
+  private void unpark(long offset, PendingEvent event) {
     pending.delete(offset);
     if (parkedRuns != null) {
       parkedRuns.decided(event.runId());
     }
-    failures.settled(owner, offset);
   }
 
   private void deadLetter(PendingEvent event, Replay.Range range, String reason, String detail) {
