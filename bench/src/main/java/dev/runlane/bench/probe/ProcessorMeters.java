@@ -47,12 +47,20 @@ public final class ProcessorMeters {
             .filter(c -> !"waiting".equals(c.getId().getTag("outcome")))
             .mapToDouble(Counter::count)
             .sum();
-    double released =
-        registry.find(ProcessorMetrics.REORDER).counters().stream()
-            .filter(c -> c.getId().getTag("event").startsWith("released"))
-            .mapToDouble(Counter::count)
-            .sum();
-    return outcomes - released;
+    return outcomes - released(registry);
+  }
+
+  /** Held events released so far: after their window, or early over the cap. */
+  public static double released(MeterRegistry registry) {
+    return counted(registry, ProcessorMetrics.REORDER, "event", "released")
+        + counted(registry, ProcessorMetrics.REORDER, "event", "released_early");
+  }
+
+  /** The sum of the counters named {@code name} with {@code tag=value}. */
+  public static double counted(MeterRegistry registry, String name, String tag, String value) {
+    return registry.find(name).tag(tag, value).counters().stream()
+        .mapToDouble(Counter::count)
+        .sum();
   }
 
   /** The values of one Streams client metric, one per thread, client or store that has it. */

@@ -326,7 +326,8 @@ public final class ProcessorStage extends Stage {
   /** Held events not released yet. */
   private static long outstanding(MeterRegistry registry) {
     return (long)
-        (counted(registry, "runlane.processor.events", "outcome", "held") - released(registry));
+        (ProcessorMeters.counted(registry, "runlane.processor.events", "outcome", "held")
+            - ProcessorMeters.released(registry));
   }
 
   /**
@@ -351,17 +352,6 @@ public final class ProcessorStage extends Stage {
       }
       return (double) (heapBytes - empty.heapBytes) / items;
     }
-  }
-
-  private static double released(MeterRegistry registry) {
-    return counted(registry, "runlane.processor.reorder.events", "event", "released")
-        + counted(registry, "runlane.processor.reorder.events", "event", "released_early");
-  }
-
-  private static double counted(MeterRegistry registry, String name, String tag, String value) {
-    return registry.find(name).tag(tag, value).counters().stream()
-        .mapToDouble(Counter::count)
-        .sum();
   }
 
   /** Each stream thread's {@code commit-total}. */
