@@ -33,6 +33,14 @@ public final class BenchContext implements AutoCloseable {
     this.probes = probes;
   }
 
+  /**
+   * How many events (or runs) a stage that measures a rate writes: 200k with {@code --quick}, 1M in
+   * a full run, as BENCHMARKS.md states it once.
+   */
+  public int volume() {
+    return quick ? 200_000 : 1_000_000;
+  }
+
   public synchronized EmbeddedKafka kafka() {
     if (kafka == null) {
       kafka = EmbeddedKafka.start(brokerConfig(System.getenv(BROKER_CONFIG_VARIABLE)));

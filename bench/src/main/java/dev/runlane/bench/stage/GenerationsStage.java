@@ -58,7 +58,7 @@ public final class GenerationsStage extends Stage {
   @Override
   public void run(BenchContext ctx) throws Exception {
     Results res = ctx.results;
-    int runs = ctx.quick ? 200_000 : 1_000_000;
+    int runs = ctx.volume();
     String prefix = "generations.";
     String input = prefix + "webhooks";
     ctx.createTopics(input);

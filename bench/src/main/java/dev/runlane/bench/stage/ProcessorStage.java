@@ -72,7 +72,7 @@ public final class ProcessorStage extends Stage {
   @Override
   public void run(BenchContext ctx) throws Exception {
     Results res = ctx.results;
-    int events = ctx.quick ? 200_000 : 1_000_000;
+    int events = ctx.volume();
     String input = "bench.proc.webhooks";
     String warmInput = "bench.proc.warm";
     ctx.createTopics(input, warmInput);
