@@ -6,11 +6,11 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 
 /** Free loopback ports for servers started in-process. */
-final class FreePorts {
+public final class FreePorts {
   private FreePorts() {}
 
   /** A port that was free on the loopback interface a moment ago. */
-  static int next() {
+  public static int next() {
     try (ServerSocket socket = new ServerSocket(0, 0, InetAddress.getLoopbackAddress())) {
       socket.setReuseAddress(true);
       return socket.getLocalPort();

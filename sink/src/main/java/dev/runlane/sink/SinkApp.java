@@ -44,8 +44,21 @@ public final class SinkApp implements AutoCloseable {
     this.admin = admin;
   }
 
-  /** Opens the database (waiting for it up to its start-up timeout), then starts consuming. */
+  /**
+   * {@link #start(SinkConfig, PrometheusMeterRegistry, Runnable)} for an embedded sink: a loop that
+   * dies only fails liveness.
+   */
   public static SinkApp start(SinkConfig config, PrometheusMeterRegistry registry) {
+    return start(config, registry, () -> {});
+  }
+
+  /**
+   * Opens the database (waiting for it up to its start-up timeout), then starts consuming.
+   *
+   * @param onLoopDeath run when the consumer loop stops on a failure it cannot recover from
+   */
+  public static SinkApp start(
+      SinkConfig config, PrometheusMeterRegistry registry, Runnable onLoopDeath) {
     SinkDatabase database =
         SinkDatabase.open(
             config.databaseUrl(),
@@ -58,7 +71,8 @@ public final class SinkApp implements AutoCloseable {
       KafkaClientMetrics consumerMetrics = new KafkaClientMetrics(consumer);
       consumerMetrics.bindTo(registry);
       SinkMetrics metrics = new SinkMetrics(registry);
-      SinkLoop loop = new SinkLoop(consumer, config.topic(), config.groupId(), database, metrics);
+      SinkLoop loop =
+          new SinkLoop(consumer, config.topic(), config.groupId(), database, metrics, onLoopDeath);
       AdminServer admin =
           AdminServer.start(null, config.port(), registry, loop::live, loop::ready, Map.of());
       Thread thread = new Thread(loop, "sink-consumer");
@@ -88,7 +102,9 @@ public final class SinkApp implements AutoCloseable {
     p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     // Positions come from the database, never from offsets committed to Kafka (D54).
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    // Every position is sought from the database; a position retention deleted under the sink
+    // must fail the poll, never be moved past in silence (D63).
+    p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
     p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, config.maxPollRecords());
     p.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "runlane-sink");
     // A crashed sink's partitions wait for its session to expire: 6 s, not Kafka's 45 s, as the

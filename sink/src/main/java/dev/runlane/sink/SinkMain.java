@@ -18,7 +18,7 @@ public final class SinkMain {
     try {
       SinkConfig config = SinkConfig.fromEnv(System.getenv());
       PrometheusMeterRegistry registry = Metrics.newRegistry("sink");
-      app = SinkApp.start(config, registry);
+      app = SinkApp.start(config, registry, SinkMain::exitOnLoopDeath);
     } catch (ConfigException e) {
       log.error("sink not started: {}", e.getMessage());
       System.exit(1);
@@ -30,6 +30,17 @@ public final class SinkMain {
       return;
     }
     Runtime.getRuntime().addShutdownHook(new Thread(app::close, "sink-shutdown"));
+  }
+
+  /**
+   * A consumer loop that died leaves nothing to do in this JVM: exit, so that the supervisor starts
+   * a fresh one (D63). From a thread of its own, because exiting runs the shutdown hook, which
+   * waits for the loop's thread.
+   */
+  private static void exitOnLoopDeath() {
+    log.error("sink consumer loop died; exiting with 1 so that its supervisor restarts it");
+    Thread exit = new Thread(() -> System.exit(1), "sink-exit");
+    exit.start();
   }
 
   /** The exception and its causes on one line (a JDBC URL carries no password: D55). */

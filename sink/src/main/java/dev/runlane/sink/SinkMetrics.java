@@ -11,7 +11,10 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /** The sink's meters; every name in one place. */
 public final class SinkMetrics {
-  /** Events read, by {@code outcome}: written, duplicate (absorbed by the constraint), invalid. */
+  /**
+   * Events read, by {@code outcome}: written, duplicate (absorbed by the constraint), rejected (set
+   * aside in {@code sink_rejected}: refused by PostgreSQL, or no event; D61).
+   */
   public static final String EVENTS = "runlane.sink.events";
 
   /** Run upserts by {@code outcome}: applied, refused (an older state than the stored one). */
@@ -20,7 +23,16 @@ public final class SinkMetrics {
   public static final String BATCH_LATENCY = "runlane.sink.batch.latency";
   public static final String BATCH_SIZE = "runlane.sink.batch.size";
   public static final String END_TO_END = "runlane.sink.end.to.end.latency";
+
+  /** Records of the topic past the offsets stored in the database (D63). */
   public static final String LAG = "runlane.sink.lag";
+
+  /** Records retention deleted below a stored offset, not yet accepted (D63). */
+  public static final String RETENTION_GAP = "runlane.sink.retention.gap";
+
+  /** Batches written again after a serialization failure or a deadlock. */
+  public static final String BATCH_RETRIES = "runlane.sink.batch.retries";
+
   public static final String DATABASE_AVAILABLE = "runlane.sink.database.available";
   public static final String DATABASE_FAILURES = "runlane.sink.database.failures";
   public static final String OFFSETS_MOVED = "runlane.sink.offsets.moved";
@@ -28,7 +40,8 @@ public final class SinkMetrics {
 
   private final Counter written;
   private final Counter duplicates;
-  private final Counter invalid;
+  private final Counter rejected;
+  private final Counter batchRetries;
   private final Counter applied;
   private final Counter refused;
   private final Timer batchLatency;
@@ -38,12 +51,14 @@ public final class SinkMetrics {
   private final Counter offsetsMoved;
   private final Counter dataUnstorable;
   private final AtomicLong lag = new AtomicLong();
+  private final AtomicLong retentionGap = new AtomicLong();
   private final AtomicLong databaseAvailable = new AtomicLong(1);
 
   public SinkMetrics(MeterRegistry registry) {
     written = events(registry, "written");
     duplicates = events(registry, "duplicate");
-    invalid = events(registry, "invalid");
+    rejected = events(registry, "rejected");
+    batchRetries = Counter.builder(BATCH_RETRIES).register(registry);
     applied = Counter.builder(RUNS).tag("outcome", "applied").register(registry);
     refused = Counter.builder(RUNS).tag("outcome", "refused").register(registry);
     batchLatency =
@@ -67,6 +82,10 @@ public final class SinkMetrics {
             .description("events whose data PostgreSQL's jsonb cannot hold, stored as null")
             .register(registry);
     Gauge.builder(LAG, lag, AtomicLong::get).baseUnit("records").register(registry);
+    Gauge.builder(RETENTION_GAP, retentionGap, AtomicLong::get)
+        .baseUnit("records")
+        .description("records deleted by retention before the sink stored them, not accepted")
+        .register(registry);
     Gauge.builder(DATABASE_AVAILABLE, databaseAvailable, AtomicLong::get).register(registry);
   }
 
@@ -87,8 +106,16 @@ public final class SinkMetrics {
     duplicates.increment(n);
   }
 
-  public void invalid() {
-    invalid.increment();
+  public void rejected() {
+    rejected.increment();
+  }
+
+  public void batchRetried() {
+    batchRetries.increment();
+  }
+
+  public void retentionGap(long records) {
+    retentionGap.set(records);
   }
 
   public void runs(long appliedCount, long refusedCount) {

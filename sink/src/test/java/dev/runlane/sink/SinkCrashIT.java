@@ -7,12 +7,6 @@ import static org.awaitility.Awaitility.await;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -23,8 +17,6 @@ import org.junit.jupiter.api.Test;
  */
 @RealInfra
 class SinkCrashIT {
-  private static final HttpClient HTTP = HttpClient.newHttpClient();
-
   @Test
   void killNineMidBatchThenRestartLosesAndDoublesNothing(Infra infra) throws Exception {
     int runs = 200;
@@ -108,44 +100,9 @@ class SinkCrashIT {
   }
 
   private static Process startChild(SinkHarness h, String name) throws IOException {
-    int port;
-    try (var socket = new java.net.ServerSocket(0)) {
-      port = socket.getLocalPort();
-    }
-    ProcessBuilder pb =
-        new ProcessBuilder(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-Xmx192m",
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-            "-cp",
-            System.getProperty("java.class.path"),
-            SinkMain.class.getName());
-    Map<String, String> env = pb.environment();
-    env.keySet().removeIf(k -> k.startsWith("KAFKA_") || k.startsWith("SINK_"));
-    env.putAll(h.env());
-    env.put("SINK_PORT", Integer.toString(port));
     // Small batches: many transactions, so the kill lands among them.
-    env.put("SINK_MAX_POLL_RECORDS", "200");
-    Path log = Path.of("target", "sink-crash-" + name + ".log");
-    Files.createDirectories(log.getParent());
-    pb.redirectErrorStream(true).redirectOutput(log.toFile());
-    Process process = pb.start();
-    await()
-        .atMost(Duration.ofSeconds(60))
-        .pollInterval(Duration.ofMillis(100))
-        .ignoreExceptions()
-        .until(
-            () -> {
-              assertThat(process.isAlive()).as("sink %s alive (log %s)", name, log).isTrue();
-              return HTTP.send(
-                          HttpRequest.newBuilder(
-                                  URI.create("http://127.0.0.1:" + port + "/health/ready"))
-                              .build(),
-                          HttpResponse.BodyHandlers.discarding())
-                      .statusCode()
-                  == 200;
-            });
-    return process;
+    return h.startChild("crash-" + name, Map.of("SINK_MAX_POLL_RECORDS", "200"))
+        .awaitReady(Duration.ofSeconds(60))
+        .process();
   }
 }

@@ -1,5 +1,6 @@
 package dev.runlane.sink;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.runlane.common.envelope.SumeEvents;
@@ -7,9 +8,18 @@ import dev.runlane.common.generation.Replay;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.kafka.TopicEnsurer;
 import dev.runlane.common.metrics.Metrics;
+import dev.runlane.embedded.FreePorts;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.Postgres;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -42,6 +52,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  */
 final class SinkHarness implements AutoCloseable {
   static final Instant T0 = Instant.parse("2026-11-29T10:00:00Z");
+
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
 
   final String bootstrap;
   final String topic;
@@ -115,6 +127,19 @@ final class SinkHarness implements AutoCloseable {
     if (replay != null) {
       RecordHeaders.put(r.headers(), Replay.HEADER, replay);
     }
+    sent.add(producer.send(r));
+  }
+
+  /**
+   * Sends a body as it is, keyed by {@code runId}, with the ingress's headers: what an older
+   * ingress or another writer may have put in the events topic past today's envelope rules.
+   */
+  void sendRaw(String runId, String requestId, String json) {
+    ProducerRecord<String, byte[]> r =
+        new ProducerRecord<>(topic, null, runId, json.getBytes(StandardCharsets.UTF_8));
+    RecordHeaders.put(r.headers(), RecordHeaders.REQUEST_ID, requestId);
+    RecordHeaders.put(
+        r.headers(), RecordHeaders.RECEIVED_AT, Long.toString(System.currentTimeMillis()));
     sent.add(producer.send(r));
   }
 
@@ -208,6 +233,98 @@ final class SinkHarness implements AutoCloseable {
 
   private Admin admin() {
     return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap));
+  }
+
+  /** A gauge's value, or NaN when it is not registered. */
+  static double gauge(PrometheusMeterRegistry registry, String name) {
+    var g = registry.find(name).gauge();
+    return g == null ? Double.NaN : g.value();
+  }
+
+  /** A sink JVM of its own ({@link SinkMain}), its admin port and its log. */
+  record ChildSink(Process process, int port, Path log) {
+    /** Whether {@code /health/ready} answers 200 now. */
+    boolean ready() {
+      try {
+        return HTTP.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health/ready"))
+                        .build(),
+                    HttpResponse.BodyHandlers.discarding())
+                .statusCode()
+            == 200;
+      } catch (IOException e) {
+        return false;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+
+    /** Waits until ready; fails at once if the JVM exits. */
+    ChildSink awaitReady(Duration timeout) {
+      await()
+          .atMost(timeout)
+          .pollInterval(Duration.ofMillis(100))
+          .until(
+              () -> {
+                assertThat(process.isAlive()).as("sink alive (log %s)", log).isTrue();
+                return ready();
+              });
+      return this;
+    }
+  }
+
+  /** Starts a sink JVM on this harness with {@code extraEnv} on top; does not wait for it. */
+  ChildSink startChild(String name, Map<String, String> extraEnv) throws IOException {
+    int port = FreePorts.next();
+    ProcessBuilder pb =
+        new ProcessBuilder(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-Xmx192m",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            "-cp",
+            System.getProperty("java.class.path"),
+            SinkMain.class.getName());
+    Map<String, String> env = pb.environment();
+    env.keySet().removeIf(k -> k.startsWith("KAFKA_") || k.startsWith("SINK_"));
+    env.putAll(env());
+    env.put("SINK_PORT", Integer.toString(port));
+    env.putAll(extraEnv);
+    Path log = Path.of("target", "sink-" + name + ".log");
+    Files.createDirectories(log.getParent());
+    pb.redirectErrorStream(true).redirectOutput(log.toFile());
+    return new ChildSink(pb.start(), port, log);
+  }
+
+  /** The shared infrastructure, but with another broker: for a test that stops its broker. */
+  static Infra onBroker(Infra infra, String bootstrap) {
+    return new Infra() {
+      @Override
+      public String bootstrapServers() {
+        return bootstrap;
+      }
+
+      @Override
+      public URI redisUri() {
+        return infra.redisUri();
+      }
+
+      @Override
+      public Postgres postgres() {
+        return infra.postgres();
+      }
+
+      @Override
+      public String kafkaKind() {
+        return "embedded";
+      }
+
+      @Override
+      public String uniqueName(String prefix) {
+        return infra.uniqueName(prefix);
+      }
+    };
   }
 
   static double counter(PrometheusMeterRegistry registry, String name, String outcome) {

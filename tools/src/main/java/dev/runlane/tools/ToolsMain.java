@@ -2,12 +2,16 @@ package dev.runlane.tools;
 
 import dev.runlane.common.config.ConfigException;
 import dev.runlane.common.kafka.KafkaClientSettings;
+import dev.runlane.sink.SinkConfig;
 import dev.runlane.tools.dlq.DlqCommands;
 import dev.runlane.tools.generation.GrowProcedure;
 import dev.runlane.tools.generation.Pipeline;
 import dev.runlane.tools.generation.ReplayProcedure;
 import dev.runlane.tools.generation.StatusReport;
+import dev.runlane.tools.kafka.Cluster;
+import dev.runlane.tools.sink.SinkCommands;
 import java.io.PrintStream;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -35,7 +39,8 @@ import picocli.CommandLine.Option;
       ToolsMain.Status.class,
       ToolsMain.ReplayCommand.class,
       ToolsMain.PartitionsCommand.class,
-      ToolsMain.DlqCommand.class
+      ToolsMain.DlqCommand.class,
+      ToolsMain.SinkCommand.class
     })
 public final class ToolsMain implements Runnable {
 
@@ -95,6 +100,10 @@ public final class ToolsMain implements Runnable {
   record Context(Map<String, String> env, PrintStream out) {
     Pipeline pipeline() {
       return new Pipeline(ToolsConfig.fromEnv(env));
+    }
+
+    Cluster cluster() {
+      return new Cluster(ToolsConfig.fromEnv(env).clientSettings());
     }
   }
 
@@ -338,6 +347,76 @@ public final class ToolsMain implements Runnable {
     public Integer call() {
       try (Pipeline pipeline = context.pipeline()) {
         new DlqCommands(pipeline, context.out()).redrive(reason, at, rate, dryRun);
+      }
+      return ExitCodes.OK;
+    }
+  }
+
+  @Command(
+      name = "sink",
+      mixinStandardHelpOptions = true,
+      description = {
+        "The sink's database (SINK_DATABASE_URL, SINK_DATABASE_USER, SINK_DATABASE_PASSWORD,"
+            + " SINK_GROUP_ID, TOPIC_EVENTS): the records it set aside, a retention gap accepted."
+      },
+      footer = ExitCodes.HELP,
+      subcommands = {SinkRejected.class, SinkAcceptGap.class})
+  static final class SinkCommand extends Base implements Runnable {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+      spec.commandLine().usage(spec.commandLine().getOut());
+    }
+  }
+
+  @Command(
+      name = "rejected",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Lists the records the sink set aside in sink_rejected instead of storing them, newest"
+            + " first: PostgreSQL refused the row (with its SQLSTATE), or the record is no event."
+            + " The exact record (key, value, headers) is in the table."
+      },
+      footer = ExitCodes.HELP)
+  static final class SinkRejected extends Base implements Callable<Integer> {
+    @Option(
+        names = "--limit",
+        defaultValue = "50",
+        description = "At most this many rows (default: ${DEFAULT-VALUE}).")
+    int limit;
+
+    @Override
+    public Integer call() throws SQLException {
+      try (Cluster cluster = context.cluster()) {
+        new SinkCommands(SinkConfig.fromEnv(context.env()), cluster, context.out()).rejected(limit);
+      }
+      return ExitCodes.OK;
+    }
+  }
+
+  @Command(
+      name = "accept-gap",
+      mixinStandardHelpOptions = true,
+      description = {
+        "When retention deleted records of TOPIC_EVENTS below the sink's stored offset (the sink"
+            + " logs it, stays not ready and shows runlane_sink_retention_gap_records), moves the"
+            + " partition's stored offset to the log start and records the range in sink_gaps."
+            + " Those events are not in the database; refuses where there is no gap."
+      },
+      footer = ExitCodes.HELP)
+  static final class SinkAcceptGap extends Base implements Callable<Integer> {
+    @Option(names = "--partition", required = true, description = "The partition of the gap.")
+    int partition;
+
+    @Option(names = "--dry-run", description = "Print the gap; change nothing.")
+    boolean dryRun;
+
+    @Override
+    public Integer call() throws SQLException {
+      try (Cluster cluster = context.cluster()) {
+        new SinkCommands(SinkConfig.fromEnv(context.env()), cluster, context.out())
+            .acceptGap(partition, dryRun);
       }
       return ExitCodes.OK;
     }

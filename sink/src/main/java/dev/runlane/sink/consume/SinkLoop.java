@@ -5,7 +5,9 @@ import dev.runlane.sink.db.BatchWriter;
 import dev.runlane.sink.db.BatchWriter.OffsetMove;
 import dev.runlane.sink.db.OffsetStore;
 import dev.runlane.sink.db.OffsetsMovedException;
+import dev.runlane.sink.db.RejectedRecord;
 import dev.runlane.sink.db.SinkDatabase;
+import dev.runlane.sink.db.SqlFailure;
 import dev.runlane.sink.event.EventDecoder;
 import dev.runlane.sink.event.SinkEvent;
 import java.sql.Connection;
@@ -18,13 +20,14 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
 import java.util.Set;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
@@ -40,6 +43,11 @@ import org.slf4j.LoggerFactory;
  * the records of the failed batch are read again, and the constraint absorbs any that a commit
  * whose answer was lost did store. Polling goes on meanwhile (paused partitions return nothing), so
  * the consumer keeps its place in the group while it waits.
+ *
+ * <p>A row PostgreSQL refuses for what it holds is no outage: the batch writer sets that record
+ * aside in {@code sink_rejected} and commits the rest (D61). A stored offset below the log start
+ * (retention deleted records the database never got) is refused: the partition stays paused, not
+ * ready, until an operator accepts the gap (D63).
  */
 public final class SinkLoop implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(SinkLoop.class);
@@ -49,6 +57,12 @@ public final class SinkLoop implements Runnable {
   /** While idle, the database is checked this often, so readiness notices an outage anyway. */
   private static final Duration IDLE_PROBE = Duration.ofSeconds(2);
 
+  /** A partition at a retention gap reads its stored offset again this often (accepted yet?). */
+  private static final Duration GAP_RECHECK = Duration.ofSeconds(2);
+
+  /** Serialization failures or deadlocks in a row before the sink calls it a database failure. */
+  private static final int MAX_RETRIES = 5;
+
   private final Consumer<String, byte[]> consumer;
   private final String topic;
   private final SinkDatabase database;
@@ -56,6 +70,9 @@ public final class SinkLoop implements Runnable {
   private final BatchWriter writer;
   private final EventDecoder decoder = new EventDecoder();
   private final SinkMetrics metrics;
+  private final TopicProbe probe;
+  private final RetentionGaps gaps;
+  private final Runnable onDeath;
   private final Backoff backoff = new Backoff(Duration.ofMillis(100), Duration.ofSeconds(5));
 
   /** The stored next offset of each assigned, positioned partition (null: none stored yet). */
@@ -69,24 +86,37 @@ public final class SinkLoop implements Runnable {
   private volatile boolean positioned;
   private volatile Throwable failure;
   private long lastDatabaseContact = System.nanoTime();
+  private long lastGapCheck = System.nanoTime();
+  private int retries;
 
+  /**
+   * @param onDeath run once, on this loop's thread, when the loop stops on a failure it cannot
+   *     recover from (the service's main makes it exit, so its supervisor restarts it)
+   */
   public SinkLoop(
       Consumer<String, byte[]> consumer,
       String topic,
       String group,
       SinkDatabase database,
-      SinkMetrics metrics) {
+      SinkMetrics metrics,
+      Runnable onDeath) {
     this.consumer = consumer;
     this.topic = topic;
     this.database = database;
     this.offsets = new OffsetStore(group);
     this.writer = new BatchWriter(group, topic);
     this.metrics = metrics;
+    this.probe = new TopicProbe(consumer, topic, metrics);
+    this.gaps = new RetentionGaps(group, metrics);
+    this.onDeath = onDeath;
   }
 
-  /** Joined its group, every assigned partition positioned, and the database answering. */
+  /**
+   * Joined its group, every assigned partition positioned (none at a retention gap), the database
+   * and the broker answering.
+   */
   public boolean ready() {
-    return joined && positioned && databaseUp && failure == null;
+    return joined && positioned && databaseUp && probe.brokerUp() && gaps.none() && failure == null;
   }
 
   /** False once the loop died of something it cannot recover from. */
@@ -119,6 +149,7 @@ public final class SinkLoop implements Runnable {
     } catch (RuntimeException | Error e) {
       failure = e;
       log.error("sink loop stopped: {}", e.toString(), e);
+      onDeath.run();
       throw e;
     } finally {
       consumer.close();
@@ -126,6 +157,11 @@ public final class SinkLoop implements Runnable {
   }
 
   private void step() {
+    probe.maybeProbe(consumer.assignment(), stored);
+    if (gaps.any() && System.nanoTime() - lastGapCheck > GAP_RECHECK.toNanos()) {
+      lastGapCheck = System.nanoTime();
+      unpositioned.addAll(gaps.partitions()); // read again: has an operator accepted it?
+    }
     if (!unpositioned.isEmpty() && !position()) {
       // Every partition paused first: with an incremental assignor the partitions kept through a
       // rebalance are still resumed, and what this poll returned for them would be dropped while
@@ -135,8 +171,17 @@ public final class SinkLoop implements Runnable {
       return;
     }
     positioned = unpositioned.isEmpty();
-    ConsumerRecords<String, byte[]> records = consumer.poll(POLL);
-    updateLag();
+    ConsumerRecords<String, byte[]> records;
+    try {
+      records = consumer.poll(POLL);
+    } catch (OffsetOutOfRangeException e) {
+      // Retention deleted records at the position while the sink was behind: position again
+      // from the database, which finds the gap and refuses it (auto.offset.reset is none: D63).
+      consumer.pause(e.partitions());
+      unpositioned.addAll(e.partitions());
+      positioned = false;
+      return;
+    }
     if (records.isEmpty()) {
       probeWhenIdle();
       return;
@@ -144,9 +189,10 @@ public final class SinkLoop implements Runnable {
     long start = System.nanoTime();
     Batch batch = decode(records);
     try (Connection c = database.connection()) {
-      BatchWriter.Result result = writer.write(c, batch.events, batch.moves);
+      BatchWriter.Result result = writer.write(c, batch.events, batch.undecodable, batch.moves);
       batch.moves.forEach((tp, move) -> stored.put(tp, move.next()));
       databaseContact(true);
+      retries = 0;
       record(records.count(), start, result, batch.receivedAt);
       commitForTools(batch.moves);
     } catch (OffsetsMovedException e) {
@@ -154,16 +200,25 @@ public final class SinkLoop implements Runnable {
       metrics.offsetsMoved();
       repositionAll();
     } catch (SQLException e) {
-      databaseFailed(e);
+      if (SqlFailure.of(e) == SqlFailure.RETRY && ++retries <= MAX_RETRIES) {
+        log.info("batch rolled back by {}; writing it again", describe(e));
+        metrics.batchRetried();
+      } else {
+        databaseFailed(e);
+      }
       repositionAll();
     }
   }
 
-  /** Seeks every unpositioned partition to its stored offset; false while the database fails. */
+  /**
+   * Seeks every unpositioned partition to its stored offset, or leaves it paused at a retention
+   * gap; false while the database or the broker fails.
+   */
   private boolean position() {
     Set<TopicPartition> wanted = new HashSet<>(unpositioned);
     wanted.retainAll(consumer.assignment());
     unpositioned.retainAll(wanted);
+    gaps.retainAll(consumer.assignment());
     if (wanted.isEmpty()) {
       return true;
     }
@@ -175,22 +230,43 @@ public final class SinkLoop implements Runnable {
       return false;
     }
     databaseContact(true);
+    Map<TopicPartition, Long> logStarts;
+    try {
+      logStarts = probe.logStarts(wanted);
+    } catch (KafkaException e) {
+      log.debug("log start offsets not listed: {}", e.toString());
+      return false;
+    }
     List<TopicPartition> fresh = new ArrayList<>();
+    List<TopicPartition> resumed = new ArrayList<>();
     for (TopicPartition tp : wanted) {
       Long next = found.get(tp);
       stored.put(tp, next);
+      if (next != null && next < 0) {
+        throw new IllegalStateException(
+            "sink_offsets holds next_offset " + next + " for " + tp + ": no offset is negative");
+      }
+      Long logStart = logStarts.get(tp);
+      if (next != null && logStart != null && next < logStart) {
+        gaps.found(tp, next, logStart);
+        continue;
+      }
+      gaps.closed(tp);
       if (next == null) {
         fresh.add(tp);
       } else {
         consumer.seek(tp, next);
       }
+      resumed.add(tp);
     }
     if (!fresh.isEmpty()) {
       consumer.seekToBeginning(fresh);
     }
-    consumer.resume(wanted);
+    consumer.resume(resumed);
     unpositioned.removeAll(wanted);
-    log.info("positioned {} partition(s) from the database: {}", wanted.size(), found);
+    if (!resumed.isEmpty()) {
+      log.info("positioned {} partition(s) from the database: {}", resumed.size(), found);
+    }
     return true;
   }
 
@@ -203,11 +279,13 @@ public final class SinkLoop implements Runnable {
 
   private record Batch(
       List<SinkEvent> events,
+      List<RejectedRecord> undecodable,
       Map<TopicPartition, OffsetMove> moves,
       Map<String, Instant> receivedAt) {}
 
   private Batch decode(ConsumerRecords<String, byte[]> records) {
     List<SinkEvent> events = new ArrayList<>(records.count());
+    List<RejectedRecord> undecodable = new ArrayList<>();
     Map<String, Instant> receivedAt = new HashMap<>();
     Map<TopicPartition, OffsetMove> moves = new HashMap<>();
     for (TopicPartition tp : records.partitions()) {
@@ -229,20 +307,14 @@ public final class SinkLoop implements Runnable {
             receivedAt.put(d.event().requestId(), received);
           }
         } catch (EventDecoder.UndecodableException e) {
-          // The processor decided this record with the same parser: nothing else can decode it.
-          metrics.invalid();
-          log.error(
-              "record not stored, it is no event: {}/{}/{}: {}",
-              r.topic(),
-              r.partition(),
-              r.offset(),
-              e.getMessage());
+          // Set aside with its batch and logged once it commits: nothing can decode it later.
+          undecodable.add(RejectedRecord.undecodable(r, "no event: " + e.getMessage()));
         }
       }
       long last = part.get(part.size() - 1).offset();
       moves.put(tp, new OffsetMove(stored.get(tp), Math.max(last + 1, consumer.position(tp))));
     }
-    return new Batch(events, moves, receivedAt);
+    return new Batch(events, undecodable, moves, receivedAt);
   }
 
   private void record(
@@ -251,6 +323,18 @@ public final class SinkLoop implements Runnable {
     metrics.written(result.written().size());
     metrics.duplicates(result.duplicates());
     metrics.runs(result.runsApplied(), result.runsRefused());
+    for (RejectedRecord r : result.rejected()) {
+      metrics.rejected();
+      log.warn(
+          "record {} {}; set aside in sink_rejected (runlane sink rejected lists it)"
+              + " request_id={} run_id={}",
+          r.coordinates(),
+          r.sqlState() == null
+              ? "not stored: " + r.reason()
+              : "refused by PostgreSQL (SQLSTATE " + r.sqlState() + "): " + r.reason(),
+          RejectedRecord.excerpt(r.requestId()),
+          RejectedRecord.excerpt(r.runId()));
+    }
     Instant now = Instant.now();
     for (SinkEvent e : result.written()) {
       Instant received = receivedAt.get(e.requestId());
@@ -283,17 +367,6 @@ public final class SinkLoop implements Runnable {
         });
   }
 
-  private void updateLag() {
-    long lag = 0;
-    for (TopicPartition tp : consumer.assignment()) {
-      OptionalLong l = consumer.currentLag(tp);
-      if (l.isPresent()) {
-        lag += l.getAsLong();
-      }
-    }
-    metrics.lag(lag);
-  }
-
   private void probeWhenIdle() {
     if (System.nanoTime() - lastDatabaseContact < IDLE_PROBE.toNanos()) {
       return;
@@ -321,8 +394,8 @@ public final class SinkLoop implements Runnable {
     metrics.databaseFailure();
     if (databaseUp) {
       log.warn(
-          "database unavailable, waiting for it (not ready meanwhile): {}",
-          e == null ? "no answer to a validation" : e.toString());
+          "database failed, waiting for it (not ready meanwhile): {}",
+          e == null ? "no answer to a validation" : describe(e));
     } else {
       log.debug("database still unavailable", e);
     }
@@ -331,12 +404,20 @@ public final class SinkLoop implements Runnable {
     lastDatabaseContact = System.nanoTime();
   }
 
+  /** The error's SQLSTATE and message, which say whether it is an outage, a grant, a table. */
+  private static String describe(SQLException e) {
+    return "SQLSTATE " + e.getSQLState() + ": " + e.getMessage();
+  }
+
   /** Runs inside {@code poll()}, on this thread: pauses new partitions until positioned. */
   private final class Listener implements ConsumerRebalanceListener {
     @Override
     public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
       joined = true;
       consumer.pause(partitions);
+      // A position until the database gives the real one: with no reset policy (D63), a paused
+      // partition with none would fail every poll. Never read from: position() seeks first.
+      consumer.seekToBeginning(partitions);
       unpositioned.addAll(partitions);
       positioned = unpositioned.isEmpty();
       if (!partitions.isEmpty()) {
@@ -349,6 +430,7 @@ public final class SinkLoop implements Runnable {
       // Nothing is in flight: each batch commits before the next poll, where revocation happens.
       partitions.forEach(stored::remove);
       unpositioned.removeAll(partitions);
+      gaps.forget(partitions);
       if (!partitions.isEmpty()) {
         log.info("revoked {}", partitions);
       }

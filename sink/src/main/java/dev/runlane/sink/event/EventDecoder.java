@@ -76,8 +76,7 @@ public final class EventDecoder {
             data,
             Instant.ofEpochMilli(record.timestamp()),
             RecordHeaders.get(record.headers(), Replay.HEADER),
-            record.partition(),
-            record.offset());
+            record);
     return new Decoded(event, unstorable);
   }
 

@@ -3,6 +3,7 @@ package dev.runlane.sink.event;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Comparator;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
  * One applied event of {@code sume.events}, as the sink stores it.
@@ -15,8 +16,8 @@ import java.util.Comparator;
  * @param updatedAt the record's timestamp: when the ingress received it, as {@code updated_at} of
  *     the run's state in {@code /runs/{id}}
  * @param replay the replay that emitted it again ({@code runlane.replay}), or null
- * @param partition its partition in the topic
- * @param offset its offset
+ * @param source the record it was read from: its coordinates, and its bytes for the rejected table
+ *     should PostgreSQL refuse the row (D61)
  */
 public record SinkEvent(
     String requestId,
@@ -26,8 +27,7 @@ public record SinkEvent(
     String data,
     Instant updatedAt,
     String replay,
-    int partition,
-    long offset) {
+    ConsumerRecord<String, byte[]> source) {
 
   /**
    * The order runs move forward in: ({@code created_at}, {@code request_id}), request ids by code
@@ -44,6 +44,16 @@ public record SinkEvent(
    */
   public Instant createdAtMicros() {
     return createdAt.truncatedTo(ChronoUnit.MICROS);
+  }
+
+  /** Its partition in the topic. */
+  public int partition() {
+    return source.partition();
+  }
+
+  /** Its offset in the partition. */
+  public long offset() {
+    return source.offset();
   }
 
   /** The nanoseconds of {@code created_at} within its second. */
