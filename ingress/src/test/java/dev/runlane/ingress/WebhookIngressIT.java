@@ -12,6 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.runlane.common.config.Secret;
+import dev.runlane.common.envelope.EnvelopeParser;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.common.signature.StandardWebhooksVerifier;
@@ -280,6 +281,61 @@ class WebhookIngressIT {
     assertThat(dlq).hasSize(1);
     assertThat(header(dlq.get(0), RecordHeaders.DLQ_REASON)).isEqualTo("missing_field");
     assertThat(dlq.get(0).value()).isEqualTo(sent);
+    assertThat(
+            readAll(bootstrap, config.topics().webhooks()).stream()
+                .filter(r -> new String(r.value(), StandardCharsets.UTF_8).contains(marker)))
+        .isEmpty();
+  }
+
+  /**
+   * A signed body whose request id, run id (at either pointer) or type PostgreSQL could not store,
+   * each written by hand: U+0000 as its JSON escape, or a request id over the bound in bytes (in
+   * fewer characters than the bound, most of them two-byte). {@code %s} is a unique marker, so that
+   * the case finds its record.
+   */
+  static Stream<Arguments> unstorableFields() {
+    String at = "\"created_at\":\"" + Instant.now() + "\"";
+    String over = "é".repeat(EnvelopeParser.MAX_FIELD_BYTES / 2) + "x";
+    return Stream.of(
+        Arguments.of(
+            "request_id with NUL",
+            "{\"request_id\":\"%s\\u0000\"," + at + ",\"data\":{\"run_id\":\"run-1\"}}"),
+        Arguments.of(
+            "/data/run_id with NUL",
+            "{\"request_id\":\"%s\"," + at + ",\"data\":{\"run_id\":\"run\\u0000x\"}}"),
+        Arguments.of(
+            "/run_id with NUL", "{\"request_id\":\"%s\"," + at + ",\"run_id\":\"run\\u0000x\"}"),
+        Arguments.of(
+            "type with NUL",
+            "{\"request_id\":\"%s\","
+                + at
+                + ",\"type\":\"run.x\\u0000y\",\"data\":{\"run_id\":\"run-1\"}}"),
+        Arguments.of(
+            "request_id over the bound",
+            "{\"request_id\":\"%s" + over + "\"," + at + ",\"data\":{\"run_id\":\"run-1\"}}"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("unstorableFields")
+  void signedBodyWithAnUnstorableFieldIsDeadLettered(String name, String template) {
+    String marker = newId("unstorable");
+    byte[] sent = String.format(template, marker).getBytes(StandardCharsets.UTF_8);
+    double counted = requests("sume", "dead_lettered");
+
+    HttpResponse<String> response = send(client, signed(uri, sent));
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.body())
+        .isEqualTo("{\"status\":\"dead_lettered\",\"reason\":\"unstorable_field\"}");
+    List<ConsumerRecord<byte[], byte[]>> dlq =
+        readAll(bootstrap, config.topics().dlq()).stream()
+            .filter(r -> new String(r.value(), StandardCharsets.UTF_8).contains(marker))
+            .toList();
+    assertThat(dlq).hasSize(1);
+    assertThat(dlq.get(0).value()).isEqualTo(sent);
+    assertThat(header(dlq.get(0), RecordHeaders.DLQ_REASON)).isEqualTo("unstorable_field");
+    assertThat(header(dlq.get(0), RecordHeaders.DLQ_DETAIL)).isNotBlank().doesNotContain("\0");
+    assertThat(requests("sume", "dead_lettered")).isEqualTo(counted + 1);
     assertThat(
             readAll(bootstrap, config.topics().webhooks()).stream()
                 .filter(r -> new String(r.value(), StandardCharsets.UTF_8).contains(marker)))

@@ -26,7 +26,13 @@ public final class EnvelopeException extends Exception {
     /** {@code created_at} is not an RFC 3339 timestamp with an offset. */
     BAD_TIMESTAMP,
     /** Nested deeper than the parser allows. */
-    TOO_DEEP
+    TOO_DEEP,
+    /**
+     * {@code request_id}, the run id or {@code type} is Unicode text that a store downstream cannot
+     * hold: it contains U+0000, or it is longer than {@link EnvelopeParser#MAX_FIELD_BYTES} bytes
+     * of UTF-8 (PostgreSQL text refuses the one, its btree indexes the other).
+     */
+    UNSTORABLE_FIELD
   }
 
   private final Reason reason;

@@ -33,6 +33,13 @@ import java.util.Objects;
  * (duplicate key) is ambiguous and rejected as {@link Reason#NOT_JSON}, and so is a body that is
  * not well-formed UTF-8.
  *
+ * <p>The fields that identify an event ({@code request_id}, the run id and {@code type}) become
+ * keys and columns downstream: the Kafka key, record headers, Redis keys and, in the optional sink,
+ * PostgreSQL text columns with btree indexes. A parser from {@link #withDefaults()} or a
+ * constructor refuses, as {@link Reason#UNSTORABLE_FIELD}, such a field that one of them cannot
+ * hold (U+0000, or over {@link #MAX_FIELD_BYTES} bytes); {@link #withoutStorageLimits()} is for
+ * readers of records already accepted.
+ *
  * <p>Thread-safe and cheap to share: one instance per process.
  */
 public final class EnvelopeParser {
@@ -42,6 +49,20 @@ public final class EnvelopeParser {
 
   /** The highest nesting limit this parser accepts. */
   public static final int MAX_MAX_DEPTH = 1000;
+
+  /**
+   * The longest {@code request_id}, run id or {@code type} accepted, in bytes of UTF-8 (not chars:
+   * a 4-byte character is 2 chars, an {@code é} 1 char and 2 bytes).
+   *
+   * <p>PostgreSQL refuses a btree index entry over about 2,700 bytes (a third of an 8 KiB page,
+   * less the page's and the tuple's headers; "index row size exceeds btree maximum") and the sink
+   * indexes {@code request_id} and {@code run_id}, so a longer id would be accepted here and then
+   * refused by the database for ever. 1,024 bytes is under 40% of that limit, so the entry's own
+   * overhead (tuple header, length word) fits with room to spare, and so would an index over two of
+   * these fields together; it is also far above any id Sume sends (UUIDs and short prefixes). The
+   * same bound on {@code type} keeps one rule for the three fields.
+   */
+  public static final int MAX_FIELD_BYTES = 1024;
 
   private static final int MAX_ECHO = 64;
 
@@ -61,6 +82,7 @@ public final class EnvelopeParser {
 
   private final JsonFactory factory;
   private final int maxDepth;
+  private final boolean storageLimits;
   private final String[] names;
   private final String[][] segments;
   private final int[][] indexes;
@@ -69,17 +91,24 @@ public final class EnvelopeParser {
   private final int runIdCount;
 
   /**
+   * A parser with the storage limits.
+   *
    * @param fields where the envelope fields are
    * @param maxDepth the deepest nesting accepted, counted in containers (the root object is 1), 1
    *     to {@value #MAX_MAX_DEPTH}
    */
   public EnvelopeParser(EnvelopeFields fields, int maxDepth) {
+    this(fields, maxDepth, true);
+  }
+
+  private EnvelopeParser(EnvelopeFields fields, int maxDepth, boolean storageLimits) {
     Objects.requireNonNull(fields, "fields");
     if (maxDepth < 1 || maxDepth > MAX_MAX_DEPTH) {
       throw new IllegalArgumentException(
           "maxDepth must be 1-" + MAX_MAX_DEPTH + ", got " + maxDepth);
     }
     this.maxDepth = maxDepth;
+    this.storageLimits = storageLimits;
     this.factory =
         JsonFactory.builder()
             .streamReadConstraints(
@@ -118,9 +147,22 @@ public final class EnvelopeParser {
     this.allTargets = (1 << n) - 1;
   }
 
-  /** The default fields ({@link EnvelopeFields#defaults()}) and a nesting limit of 32. */
+  /**
+   * The default fields ({@link EnvelopeFields#defaults()}), a nesting limit of 32 and the storage
+   * limits: what the ingress and the processor decide with.
+   */
   public static EnvelopeParser withDefaults() {
     return new EnvelopeParser(EnvelopeFields.defaults(), DEFAULT_MAX_DEPTH);
+  }
+
+  /**
+   * As {@link #withDefaults()}, but reads a {@code request_id}, run id or {@code type} that holds
+   * U+0000 or is longer than {@link #MAX_FIELD_BYTES}: for readers of already-accepted records (the
+   * sink), which an older ingress may have let through and where the database is the judge; the
+   * ingress and the processor use {@link #withDefaults()}. A lone surrogate is still refused.
+   */
+  public static EnvelopeParser withoutStorageLimits() {
+    return new EnvelopeParser(EnvelopeFields.defaults(), DEFAULT_MAX_DEPTH, false);
   }
 
   /**
@@ -396,7 +438,7 @@ public final class EnvelopeParser {
           throw new EnvelopeException(
               Reason.WRONG_TYPE, names[t], "field " + names[t] + " is an empty string");
         }
-        return requireUnicode(t, values[t]);
+        return requireStorableText(t, values[t]);
       case DUPLICATE:
         throw duplicate(t);
       default:
@@ -413,7 +455,7 @@ public final class EnvelopeParser {
       case NULL:
         return null;
       case STRING:
-        return values[t].isEmpty() ? null : requireUnicode(t, values[t]);
+        return values[t].isEmpty() ? null : requireStorableText(t, values[t]);
       case DUPLICATE:
         throw duplicate(t);
       default:
@@ -431,21 +473,62 @@ public final class EnvelopeParser {
    * (the run id), a record header or a Redis key, each unpaired surrogate becomes '?', so distinct
    * ids collide, and the processor dead-letters the record as key_mismatch (the key it reads is not
    * the run id it parses) after the ingress accepted it.
+   *
+   * <p>With the storage limits, the request id, run id and type are also refused when they hold
+   * U+0000 (an escaped {@code \\u0000} is valid JSON, but PostgreSQL text cannot hold it, so the
+   * sink's database would refuse the event for ever) or are longer than {@link #MAX_FIELD_BYTES}
+   * bytes of UTF-8. A lone surrogate is reported first, whatever else the value holds. One pass
+   * over the chars, nothing allocated unless the value is refused.
    */
-  private String requireUnicode(int t, String value) throws EnvelopeException {
-    for (int i = 0; i < value.length(); i++) {
+  private String requireStorableText(int t, String value) throws EnvelopeException {
+    int n = value.length();
+    int bytes = 0;
+    int nulAt = -1;
+    for (int i = 0; i < n; i++) {
       char c = value.charAt(i);
-      if (Character.isSurrogate(c)) {
-        if (Character.isHighSurrogate(c)
-            && i + 1 < value.length()
-            && Character.isLowSurrogate(value.charAt(i + 1))) {
-          i++;
-        } else {
-          throw new EnvelopeException(
-              Reason.NOT_JSON,
-              names[t],
-              "field " + names[t] + " is not Unicode text (invalid UTF-8 or a lone surrogate)");
+      if (c < 0x80) {
+        bytes++;
+        if (c == 0 && nulAt < 0) {
+          nulAt = i;
         }
+      } else if (c < 0x800) {
+        bytes += 2;
+      } else if (!Character.isSurrogate(c)) {
+        bytes += 3;
+      } else if (Character.isHighSurrogate(c)
+          && i + 1 < n
+          && Character.isLowSurrogate(value.charAt(i + 1))) {
+        bytes += 4;
+        i++;
+      } else {
+        throw new EnvelopeException(
+            Reason.NOT_JSON,
+            names[t],
+            "field " + names[t] + " is not Unicode text (invalid UTF-8 or a lone surrogate)");
+      }
+    }
+    if (storageLimits && t != CREATED_AT) {
+      if (nulAt >= 0) {
+        throw new EnvelopeException(
+            Reason.UNSTORABLE_FIELD,
+            names[t],
+            "field "
+                + names[t]
+                + " holds U+0000 (NUL) at char "
+                + nulAt
+                + ", which PostgreSQL text cannot store");
+      }
+      if (bytes > MAX_FIELD_BYTES) {
+        throw new EnvelopeException(
+            Reason.UNSTORABLE_FIELD,
+            names[t],
+            "field "
+                + names[t]
+                + " is "
+                + bytes
+                + " bytes of UTF-8, over the "
+                + MAX_FIELD_BYTES
+                + " an id or type may take");
       }
     }
     return value;

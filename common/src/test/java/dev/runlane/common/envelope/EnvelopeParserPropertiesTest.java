@@ -41,7 +41,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Properties of {@link EnvelopeParser} over generated bodies: whatever the bytes, it returns an
  * envelope or throws {@link EnvelopeException} with a short message (never another exception), and
- * the fields it returns are Unicode text; a well-formed document is read exactly as its JSON
+ * the fields it returns are Unicode text a store can hold (no U+0000, at most {@link
+ * EnvelopeParser#MAX_FIELD_BYTES} bytes); a well-formed document is read exactly as its JSON
  * Pointers say, with the default fields and with configured ones; a valid envelope round-trips;
  * every strict prefix is refused as not JSON; nesting is refused exactly beyond the limit.
  */
@@ -240,7 +241,10 @@ class EnvelopeParserPropertiesTest {
     };
   }
 
-  /** Strings, arrays, objects, whitespace, numbers and names of up to 2 million characters. */
+  /**
+   * Strings, arrays, objects, whitespace, numbers and names of up to 2 million characters; a
+   * request id that long is refused as unstorable, and read without the storage limits.
+   */
   @Test
   void hugeBodiesAreReadOrRefusedAsNotJson() {
     record HugeBody(Huge shape, int size, String unit) {}
@@ -289,9 +293,24 @@ class EnvelopeParserPropertiesTest {
             if (o.failure() != null) {
               assertThat(o.failure().reason()).isEqualTo(Reason.NOT_JSON);
             }
+          } else if (shape == Huge.LONG_REQUEST_ID && !isStorable(requestId)) {
+            assertThat(o.failure()).isNotNull();
+            assertThat(o.failure().reason()).isEqualTo(Reason.UNSTORABLE_FIELD);
           } else {
             assertThat(o.failure()).isNull();
             assertThat(o.envelope().requestId()).isEqualTo(requestId);
+          }
+          if (shape == Huge.LONG_REQUEST_ID) {
+            // A reader of accepted records takes any length (the database judges there).
+            try {
+              assertThat(
+                      EnvelopeParser.withoutStorageLimits()
+                          .parse(sb.toString().getBytes(StandardCharsets.UTF_8))
+                          .requestId())
+                  .isEqualTo(requestId);
+            } catch (EnvelopeException e) {
+              fail("without storage limits, expected to parse: " + e.getMessage());
+            }
           }
         });
   }
@@ -339,7 +358,7 @@ class EnvelopeParserPropertiesTest {
    * default pointers says: a non-object root is NOT_AN_OBJECT; otherwise each field is absent,
    * null, a string, another type, or there twice, and the parser either returns exactly the fields
    * or fails with one of the failures that reading finds (a missing field, a wrong type, a bad
-   * timestamp, an ambiguous duplicate).
+   * timestamp, an ambiguous duplicate, an identifying field no store can hold).
    */
   @Test
   void anyDocumentIsReadAsItsPointersSay() {
@@ -536,13 +555,13 @@ class EnvelopeParserPropertiesTest {
         List<List<String>> runIdAt,
         List<String> typeAt) {
       Set<Map.Entry<Reason, String>> failures = new LinkedHashSet<>();
-      String requestId = required(root, requestIdAt, failures);
+      String requestId = required(root, requestIdAt, true, failures);
       String runId = null;
       boolean runIdSeen = false;
       for (List<String> pointer : runIdAt) {
         List<Json> at = at(root, pointer);
         if (at.stream().anyMatch(v -> !(v instanceof Null)) || at.size() > 1) {
-          runId = required(root, pointer, failures);
+          runId = required(root, pointer, true, failures);
           runIdSeen = true;
           break;
         }
@@ -550,7 +569,7 @@ class EnvelopeParserPropertiesTest {
       if (!runIdSeen) {
         failures.add(Map.entry(Reason.MISSING_FIELD, pointer(runIdAt.get(0))));
       }
-      String createdAtText = required(root, createdAtAt, failures);
+      String createdAtText = required(root, createdAtAt, false, failures);
       Instant createdAt = null;
       if (createdAtText != null) {
         createdAt = rfc3339(createdAtText);
@@ -564,10 +583,12 @@ class EnvelopeParserPropertiesTest {
       if (types.size() > 1) {
         failures.add(Map.entry(Reason.NOT_JSON, typePointer));
       } else if (types.size() == 1 && types.get(0) instanceof Str s) {
-        if (isUnicode(s.value())) {
-          type = s.value().isEmpty() ? null : s.value();
-        } else {
+        if (!isUnicode(s.value())) {
           failures.add(Map.entry(Reason.NOT_JSON, typePointer));
+        } else if (!isStorable(s.value())) {
+          failures.add(Map.entry(Reason.UNSTORABLE_FIELD, typePointer));
+        } else {
+          type = s.value().isEmpty() ? null : s.value();
         }
       } else if (types.size() == 1 && !(types.get(0) instanceof Null)) {
         failures.add(Map.entry(Reason.WRONG_TYPE, typePointer));
@@ -575,8 +596,9 @@ class EnvelopeParserPropertiesTest {
       return new Reading(failures, requestId, runId, createdAt, type);
     }
 
+    /** {@code limited}: an identifying field, refused if no store can hold it. */
     private static String required(
-        Obj root, List<String> segments, Set<Map.Entry<Reason, String>> failures) {
+        Obj root, List<String> segments, boolean limited, Set<Map.Entry<Reason, String>> failures) {
       String pointer = pointer(segments);
       List<Json> at = at(root, segments);
       if (at.size() > 1) {
@@ -584,10 +606,13 @@ class EnvelopeParserPropertiesTest {
       } else if (at.isEmpty() || at.get(0) instanceof Null) {
         failures.add(Map.entry(Reason.MISSING_FIELD, pointer));
       } else if (at.get(0) instanceof Str s && !s.value().isEmpty()) {
-        if (isUnicode(s.value())) {
+        if (!isUnicode(s.value())) {
+          failures.add(Map.entry(Reason.NOT_JSON, pointer));
+        } else if (limited && !isStorable(s.value())) {
+          failures.add(Map.entry(Reason.UNSTORABLE_FIELD, pointer));
+        } else {
           return s.value();
         }
-        failures.add(Map.entry(Reason.NOT_JSON, pointer));
       } else {
         failures.add(Map.entry(Reason.WRONG_TYPE, pointer));
       }
@@ -677,6 +702,7 @@ class EnvelopeParserPropertiesTest {
           assertThat(new String(field.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8))
               .as("a field that survives UTF-8")
               .isEqualTo(field);
+          assertThat(isStorable(field)).as("a field a store can hold").isTrue();
         }
       }
       return new Outcome(e, null);
@@ -780,6 +806,38 @@ class EnvelopeParserPropertiesTest {
 
   static boolean isUnicode(String s) {
     return s.codePoints().noneMatch(cp -> cp >= 0xd800 && cp <= 0xdfff);
+  }
+
+  /** No U+0000 and at most the bound in UTF-8 bytes, counted by the JDK's encoder. */
+  static boolean isStorable(String s) {
+    return s.indexOf('\0') < 0
+        && s.getBytes(StandardCharsets.UTF_8).length <= EnvelopeParser.MAX_FIELD_BYTES;
+  }
+
+  /**
+   * Unicode text no store downstream holds: with U+0000, or just over the bound in UTF-8 bytes (in
+   * characters of any width, so often fewer chars than the bound).
+   */
+  static String unstorable(Random r) {
+    if (r.nextBoolean()) {
+      String t = storableText(r, 0, 20);
+      int at = t.offsetByCodePoints(0, between(r, 0, t.codePointCount(0, t.length())));
+      return t.substring(0, at) + '\0' + t.substring(at);
+    }
+    StringBuilder sb = new StringBuilder();
+    int bytes = 0;
+    int over = EnvelopeParser.MAX_FIELD_BYTES + between(r, 1, 4);
+    while (bytes < over) {
+      String c = storableText(r, 1, 1);
+      sb.append(c);
+      bytes += c.getBytes(StandardCharsets.UTF_8).length;
+    }
+    return sb.toString();
+  }
+
+  /** {@link #text}, with U+0000 (which no store downstream holds) written as U+0001. */
+  static String storableText(Random r, int min, int max) {
+    return text(r, min, max).replace('\0', '\u0001');
   }
 
   static Style style(Random r) {
@@ -951,11 +1009,12 @@ class EnvelopeParserPropertiesTest {
 
   /**
    * Documents: any value; a random object; or a valid envelope with a target field replaced by a
-   * random value or created_at by a timestamp-like string, a target member written twice, or random
-   * members (often target names, so duplicates) added to it or to its data.
+   * random value, an identifying one by text no store holds or created_at by a timestamp-like
+   * string, a target member written twice, or random members (often target names, so duplicates)
+   * added to it or to its data.
    */
   static Json document(Random r) {
-    return switch (weighted(r, 1, 2, 3, 3, 2, 1)) {
+    return switch (weighted(r, 1, 2, 3, 3, 2, 1, 1)) {
       case 0 -> value(r, 5); // often a scalar root
       case 1 -> object(r, () -> value(r, 4));
       case 2 -> {
@@ -980,6 +1039,15 @@ class EnvelopeParserPropertiesTest {
         yield insert(target, extra, at);
       }
       case 4 -> valid(r).doc().with("created_at", new Str(timestampLike(r)));
+      case 5 -> {
+        Obj doc = valid(r).doc();
+        Str value = new Str(unstorable(r));
+        String key = oneOf(r, "request_id", "type", "run_id", "data/run_id");
+        if (key.equals("data/run_id")) {
+          yield doc.get("data") instanceof Obj d ? doc.with("data", d.with("run_id", value)) : doc;
+        }
+        yield doc.get(key) == null ? doc : doc.with(key, value);
+      }
       default ->
           valid(r)
               .doc()
@@ -1003,8 +1071,8 @@ class EnvelopeParserPropertiesTest {
   }
 
   static Valid valid(Random r) {
-    String requestId = text(r, 1, 40);
-    String runId = text(r, 1, 40);
+    String requestId = storableText(r, 1, 40);
+    String runId = storableText(r, 1, 40);
     RunIdAt at = oneOf(r, RunIdAt.values());
     Stamp stamp = stamp(r);
     // The type: absent, null, empty (all read as null), or a value.
@@ -1024,7 +1092,7 @@ class EnvelopeParserPropertiesTest {
         type = null;
       }
       default -> {
-        type = text(r, 1, 30);
+        type = storableText(r, 1, 30);
         typeJson = new Str(type);
       }
     }

@@ -275,6 +275,126 @@ class EnvelopeParserTest {
     assertThat(e.requestId()).isEqualTo("\ud83d\ude00");
   }
 
+  /** The identifying fields, by JSON Pointer; the run id at both of its default pointers. */
+  private static final String[] IDENTIFYING = {"/request_id", "/data/run_id", "/run_id", "/type"};
+
+  @ParameterizedTest
+  @ValueSource(strings = {"/request_id", "/data/run_id", "/run_id", "/type"})
+  void rejectsAnEscapedNulInAnIdentifyingFieldAsUnstorable(String field) {
+    EnvelopeException e = failure(withField(field, "\"run.x\\u0000y\""));
+
+    assertThat(e.reason()).isEqualTo(Reason.UNSTORABLE_FIELD);
+    assertThat(e.code()).isEqualTo("unstorable_field");
+    assertThat(e.field()).isEqualTo(field);
+    assertThat(e.getMessage()).contains(field).contains("U+0000").doesNotContain("\0");
+  }
+
+  /**
+   * Exactly {@link EnvelopeParser#MAX_FIELD_BYTES} bytes of UTF-8 is read, whatever the width of
+   * its characters: 1,024 ASCII characters, or 256 four-byte ones (512 chars).
+   */
+  @ParameterizedTest(name = "{0} of {1}")
+  @CsvSource({
+    "/request_id, a",
+    "/request_id, é",
+    "/request_id, €",
+    "/request_id, 😀",
+    "/data/run_id, é",
+    "/data/run_id, 😀",
+    "/run_id, €",
+    "/run_id, 😀",
+    "/type, a",
+    "/type, €"
+  })
+  void readsAnIdentifyingFieldOfExactlyTheBoundInBytes(String field, String character)
+      throws EnvelopeException {
+    String value = ofUtf8Bytes(EnvelopeParser.MAX_FIELD_BYTES, character);
+
+    Envelope e = parser.parse(bytes(withField(field, "\"" + value + "\"")));
+
+    assertThat(identifying(e, field)).isEqualTo(value);
+  }
+
+  /** One byte more is refused, although the multi-byte values are far fewer characters. */
+  @ParameterizedTest(name = "{0} of {1}")
+  @CsvSource({
+    "/request_id, a",
+    "/request_id, é",
+    "/request_id, €",
+    "/request_id, 😀",
+    "/data/run_id, é",
+    "/data/run_id, 😀",
+    "/run_id, €",
+    "/run_id, 😀",
+    "/type, a",
+    "/type, €"
+  })
+  void rejectsAnIdentifyingFieldOneByteOverTheBoundAsUnstorable(String field, String character) {
+    String value = ofUtf8Bytes(EnvelopeParser.MAX_FIELD_BYTES + 1, character);
+
+    EnvelopeException e = failure(withField(field, "\"" + value + "\""));
+
+    assertThat(e.reason()).isEqualTo(Reason.UNSTORABLE_FIELD);
+    assertThat(e.field()).isEqualTo(field);
+    assertThat(e.getMessage())
+        .contains(field)
+        .contains(Integer.toString(EnvelopeParser.MAX_FIELD_BYTES))
+        .hasSizeLessThan(200);
+  }
+
+  @Test
+  void countsEscapedCharactersByTheirUtf8Bytes() {
+    // 342 escaped euro signs: 2,052 characters of JSON, 342 chars, 1,026 bytes of UTF-8.
+    EnvelopeException e = failure(withField("/request_id", "\"" + "\\u20ac".repeat(342) + "\""));
+
+    assertThat(e.reason()).isEqualTo(Reason.UNSTORABLE_FIELD);
+  }
+
+  @Test
+  void createdAtWithNulIsStillABadTimestamp() {
+    EnvelopeException e =
+        failure("{\"request_id\":\"r\",\"run_id\":\"u\",\"created_at\":\"2026\\u0000\"}");
+
+    assertThat(e.reason()).isEqualTo(Reason.BAD_TIMESTAMP);
+  }
+
+  @Test
+  void aLoneSurrogateIsNotJsonEvenWhereTheValueIsAlsoUnstorable() {
+    EnvelopeException e = failure(withField("/type", "\"\\u0000\\ud800\""));
+
+    assertThat(e.reason()).isEqualTo(Reason.NOT_JSON);
+  }
+
+  @Test
+  void withoutStorageLimitsReadsNulAndLongIdentifyingFields() throws EnvelopeException {
+    EnvelopeParser reader = EnvelopeParser.withoutStorageLimits();
+    String nul = "run.x\0y";
+    String longer = ofUtf8Bytes(EnvelopeParser.MAX_FIELD_BYTES + 1, "😀");
+
+    for (String field : IDENTIFYING) {
+      Envelope withNul = reader.parse(bytes(withField(field, "\"run.x\\u0000y\"")));
+      Envelope withLong = reader.parse(bytes(withField(field, "\"" + longer + "\"")));
+
+      assertThat(identifying(withNul, field)).as(field).isEqualTo(nul);
+      assertThat(identifying(withLong, field)).as(field).isEqualTo(longer);
+    }
+  }
+
+  @Test
+  void withoutStorageLimitsStillRefusesALoneSurrogate() {
+    EnvelopeParser reader = EnvelopeParser.withoutStorageLimits();
+
+    for (String field : IDENTIFYING) {
+      byte[] body = bytes(withField(field, "\"x\\udc00\""));
+
+      EnvelopeException e = catchThrowableOfType(EnvelopeException.class, () -> reader.parse(body));
+
+      assertThat(e).as(field).isNotNull();
+      assertThat(e.reason()).isEqualTo(Reason.NOT_JSON);
+      assertThat(e.field()).isEqualTo(field);
+    }
+  }
+
   @Test
   void rejectsDuplicateRequestIdAsAmbiguous() {
     EnvelopeException e =
@@ -437,6 +557,45 @@ class EnvelopeParserTest {
     assertThat(a).isEqualTo(b).hasSameHashCodeAs(b);
     assertThat(a.toString()).doesNotContain("secret").contains("17 bytes");
     assertThat(a).isNotEqualTo(new Envelope("r", "u", at, null, bytes("{}")));
+  }
+
+  /**
+   * A valid envelope (request id {@code r}, run id {@code u} at {@code /data/run_id}) with {@code
+   * json} as the value at {@code field}; at {@code /run_id} there is no {@code data}, so the run id
+   * is read from there.
+   */
+  private static String withField(String field, String json) {
+    String requestId = field.equals("/request_id") ? json : "\"r\"";
+    String type = field.equals("/type") ? json : "\"run.completed\"";
+    String runId =
+        switch (field) {
+          case "/data/run_id" -> "\"data\":{\"run_id\":" + json + "}";
+          case "/run_id" -> "\"run_id\":" + json;
+          default -> "\"data\":{\"run_id\":\"u\"}";
+        };
+    return "{\"request_id\":"
+        + requestId
+        + ",\"created_at\":\"2026-11-29T10:00:00Z\",\"type\":"
+        + type
+        + ","
+        + runId
+        + "}";
+  }
+
+  private static String identifying(Envelope e, String field) {
+    return switch (field) {
+      case "/request_id" -> e.requestId();
+      case "/type" -> e.type();
+      default -> e.runId();
+    };
+  }
+
+  /** Exactly {@code bytes} bytes of UTF-8: {@code character} repeated, after ASCII to fill. */
+  private static String ofUtf8Bytes(int bytes, String character) {
+    int width = bytes(character).length;
+    String value = "a".repeat(bytes % width) + character.repeat(bytes / width);
+    assertThat(bytes(value)).hasSize(bytes);
+    return value;
   }
 
   private EnvelopeException catchDepth(EnvelopeParser p, String body) {

@@ -585,6 +585,23 @@ class DecisionTableIT {
     assertThat(count("invalid", "decode")).isEqualTo(1);
   }
 
+  /** A record an ingress without the storage limits accepted: never applied, dead-lettered. */
+  @Test
+  void anEnvelopeWithNulInItsTypeIsDeadLetteredNotApplied() {
+    start();
+    TestOutputTopic<String, byte[]> dlq = output(TOPICS.dlq());
+    byte[] body = SumeEvents.event(RUN, "r1", T1).type("run.x\0y").bytes();
+    input.pipeInput(RUN, body);
+
+    var record = dlq.readRecord();
+    assertThat(record.value()).isEqualTo(body);
+    assertThat(
+            new String(record.headers().lastHeader("dlq.reason").value(), StandardCharsets.UTF_8))
+        .isEqualTo("unstorable_field");
+    assertThat(events.isEmpty()).isTrue();
+    assertThat(count("invalid", "decode")).isEqualTo(1);
+  }
+
   @Test
   void aCopyInTheSameBatchIsADuplicateNotStale() {
     start(EmbeddedRedis.shared().uri(), RedisFailureMode.DEGRADE, 100);
