@@ -2,6 +2,7 @@ package dev.runlane.sink;
 
 import static dev.runlane.sink.SinkHarness.T0;
 import static dev.runlane.sink.SinkHarness.counter;
+import static dev.runlane.sink.SinkHarness.gauge;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -12,7 +13,10 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
-/** The database goes away under a running sink and comes back on the same data and port. */
+/**
+ * The database goes away under a running sink and comes back on the same data and port; the lag
+ * gauge says what waits meanwhile, from the offsets stored in the database (D63).
+ */
 @RealInfra
 class SinkOutageIT {
 
@@ -28,14 +32,25 @@ class SinkOutageIT {
             .atMost(Duration.ofSeconds(30))
             .until(() -> h.countOrMinusOne("SELECT count(*) FROM processed_events") > 0);
 
+        h.awaitCaughtUp(Duration.ofSeconds(60));
+        await().atMost(Duration.ofSeconds(10)).until(() -> gauge(registry, SinkMetrics.LAG) == 0);
+
         pg.stop();
         send(h, runs, 10, 20); // arrives while the database is away
         await().atMost(Duration.ofSeconds(20)).until(() -> !sink.ready());
         assertThat(sink.databaseUp()).isFalse();
+        await()
+            .atMost(Duration.ofSeconds(20))
+            .untilAsserted(
+                () ->
+                    assertThat(gauge(registry, SinkMetrics.LAG))
+                        .as("records in the topic not yet in the database")
+                        .isEqualTo(runs * 10.0));
 
         pg.restart();
         await().atMost(Duration.ofSeconds(30)).until(sink::ready);
         h.awaitCaughtUp(Duration.ofSeconds(60));
+        await().atMost(Duration.ofSeconds(10)).until(() -> gauge(registry, SinkMetrics.LAG) == 0);
       }
       assertThat(h.count("SELECT count(*) FROM processed_events")).isEqualTo(runs * 20L);
       assertThat(h.count("SELECT count(DISTINCT request_id) FROM processed_events"))

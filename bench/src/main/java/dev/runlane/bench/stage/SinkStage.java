@@ -3,6 +3,7 @@ package dev.runlane.bench.stage;
 import dev.runlane.bench.BenchContext;
 import dev.runlane.bench.Stage;
 import dev.runlane.bench.load.Fill;
+import dev.runlane.bench.load.KafkaClients;
 import dev.runlane.bench.report.Results;
 import dev.runlane.bench.report.Row;
 import dev.runlane.embedded.EmbeddedPostgres;
@@ -12,6 +13,7 @@ import dev.runlane.sink.event.EventDecoder;
 import dev.runlane.sink.event.SinkEvent;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.Timestamp;
@@ -26,9 +28,13 @@ import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * The PostgreSQL sink (D54) draining a pre-filled {@code sume.events}-shaped topic into a real
@@ -76,7 +82,7 @@ public final class SinkStage extends Stage {
       List<SinkEvent> rows = decodeAll(ctx.bootstrap(), topic, events);
       double eventsOnly = bareInsert(postgres, rows, false);
       double bare = bareInsert(postgres, rows, true);
-      SinkRun sinkRun = sinkRun(postgres, ctx.bootstrap(), topic, events);
+      SinkRun sinkRun = sinkRun(postgres, ctx.bootstrap(), topic, events, "bench-sink");
       double sink = sinkRun.rate();
       double ratio = sink / bare;
       res.add(
@@ -108,6 +114,58 @@ public final class SinkStage extends Stage {
                   + " %s",
               events, RUNS, Fill.BODY_BYTES, BATCH, postgres));
       res.note(STAGE, sinkRun.note());
+
+      // The cost of a record PostgreSQL refuses (D61): the same events in chunks of 10,000 with
+      // one such record after each, next to the same chunks without it, each sink from Kafka.
+      String clean = "bench.sink.clean";
+      String refused = "bench.sink.refused";
+      ctx.createTopics(clean, refused);
+      fillChunks(ctx.bootstrap(), clean, events, false);
+      fillChunks(ctx.bootstrap(), refused, events, true);
+      double cleanRate =
+          sinkRun(postgres, ctx.bootstrap(), clean, events, "bench-sink-clean").rate();
+      SinkRun refusedRun =
+          sinkRun(postgres, ctx.bootstrap(), refused, events, "bench-sink-refused");
+      res.add(
+          Row.figure(
+                  STAGE,
+                  "events/s through the sink with one record PostgreSQL refuses per 10,000",
+                  refusedRun.rate(),
+                  "events/s")
+              .against(
+                  "the same events with none, same run", cleanRate, refusedRun.rate() / cleanRate)
+              .withTarget(">= 0.8x none", refusedRun.rate() >= 0.8 * cleanRate));
+      res.note(STAGE, "with refused records: " + refusedRun.note());
+    }
+  }
+
+  /**
+   * {@code events} events in chunks of 10,000 (each run's events newer chunk by chunk), with one
+   * record PostgreSQL refuses (a number outside {@code numeric}'s range in its data) after each
+   * chunk when {@code refused}.
+   */
+  private static void fillChunks(String bootstrap, String topic, int events, boolean refused) {
+    int chunk = 10_000;
+    try (KafkaProducer<String, byte[]> producer =
+        new KafkaProducer<>(
+            KafkaClients.fill(bootstrap), new StringSerializer(), new ByteArraySerializer())) {
+      for (int c = 0; c * chunk < events; c++) {
+        Instant from = Instant.parse("2026-12-02T10:00:00Z").plusSeconds(10L * chunk * c);
+        new Fill(100 + c, from, "run-", RUNS, 0).write(bootstrap, topic, chunk);
+        if (refused) {
+          String run = "run-" + c;
+          String body =
+              "{\"request_id\":\"refused-"
+                  + c
+                  + "\",\"created_at\":\""
+                  + from.plusMillis(chunk)
+                  + "\",\"type\":\"run.progress\",\"data\":{\"run_id\":\""
+                  + run
+                  + "\",\"n\":1e200000}}";
+          producer.send(new ProducerRecord<>(topic, run, body.getBytes(StandardCharsets.UTF_8)));
+          producer.flush();
+        }
+      }
     }
   }
 
@@ -222,8 +280,9 @@ public final class SinkStage extends Stage {
   private record SinkRun(double rate, String note) {}
 
   private static SinkRun sinkRun(
-      EmbeddedPostgres postgres, String bootstrap, String topic, int events) throws Exception {
-    try (RunningSink running = RunningSink.start(postgres, bootstrap, topic, "bench-sink")) {
+      EmbeddedPostgres postgres, String bootstrap, String topic, int events, String group)
+      throws Exception {
+    try (RunningSink running = RunningSink.start(postgres, bootstrap, topic, group)) {
       PrometheusMeterRegistry registry = running.registry();
       long start = System.nanoTime();
       double before = written(registry);

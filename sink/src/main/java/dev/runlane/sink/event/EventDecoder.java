@@ -38,7 +38,9 @@ public final class EventDecoder {
   private static final Instant OLDEST_STORABLE = Instant.parse("0001-01-01T00:00:00Z");
   private static final Instant NEWEST_STORABLE = Instant.parse("9999-12-31T23:59:59.999999Z");
 
-  private final EnvelopeParser parser = EnvelopeParser.withDefaults();
+  // What the processor applied is stored as it is: PostgreSQL judges what it can hold, and what it
+  // refuses is set aside (D61). The edge limits (D62) are the ingress's and the processor's.
+  private final EnvelopeParser parser = EnvelopeParser.withoutStorageLimits();
 
   public Decoded decode(ConsumerRecord<String, byte[]> record) throws UndecodableException {
     if (record.value() == null) {
