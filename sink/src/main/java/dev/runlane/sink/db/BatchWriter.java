@@ -91,6 +91,9 @@ public final class BatchWriter {
           + " EXCLUDED.last_request_id)"
           + " RETURNING run_id";
 
+  /** Into how many parts a batch holding a refused row is written again, level by level. */
+  private static final int FANOUT = 8;
+
   private final String group;
   private final String topic;
   private final RejectedTable rejectedTable;
@@ -106,10 +109,11 @@ public final class BatchWriter {
    * was.
    *
    * <p>A row PostgreSQL refuses for what it holds ({@link SqlFailure#RECORD}) fails the batch's
-   * statements, so the batch is rolled back and written again in halves, each under a savepoint,
-   * down to the single events refused; those are set aside in {@code sink_rejected} and the rest
-   * commits with the offsets (D61). A batch with no such row costs what it did before: three
-   * statements, no savepoint. One refused event among n costs about 2·log2(n) statements more.
+   * statements, so the batch is rolled back and written again in parts, each under a savepoint,
+   * each failing part again in parts, down to the single events refused; those are set aside in
+   * {@code sink_rejected} and the rest commits with the offsets (D61). A batch with no such row
+   * costs what it did before: three statements, no savepoint. One refused event among n costs about
+   * 8·log8(n) part writes more.
    *
    * @param events the batch's decodable events, in poll order
    * @param undecodable records of the batch that are no event, set aside with it
@@ -189,9 +193,10 @@ public final class BatchWriter {
 
   /**
    * Stores {@code events} under a savepoint; when PostgreSQL refuses a row, rolls back to it and
-   * stores each half the same way, so what is refused narrows down to single events. The halves
-   * keep the poll order, and a run's events sit in one partition in its order, so an earlier part
-   * holds a run's older events: its row moves forward part by part as it would in one statement.
+   * stores each of up to {@value #FANOUT} parts the same way, so what is refused narrows down to
+   * single events. The parts keep the poll order, and a run's events sit in one partition in its
+   * order, so an earlier part holds a run's older events: its row moves forward part by part as it
+   * would in one statement.
    */
   private void storeInParts(Connection c, List<SinkEvent> events, Parts parts) throws SQLException {
     if (events.isEmpty()) {
@@ -214,9 +219,13 @@ public final class BatchWriter {
         return;
       }
     }
-    int half = events.size() / 2;
-    storeInParts(c, events.subList(0, half), parts);
-    storeInParts(c, events.subList(half, events.size()), parts);
+    // Eight parts, not two: the parts without the refused row are written once, and the work
+    // thrown away shrinks eightfold per level (D61: 0.72x of a clean run with halves).
+    int size = events.size();
+    int count = Math.min(FANOUT, size);
+    for (int i = 0; i < count; i++) {
+      storeInParts(c, events.subList(size * i / count, size * (i + 1) / count), parts);
+    }
   }
 
   private static void rollback(Connection c, Exception e) {
