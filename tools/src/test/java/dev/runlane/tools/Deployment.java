@@ -7,6 +7,7 @@ import dev.runlane.common.generation.Generation;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.embedded.Infra;
+import dev.runlane.embedded.Postgres;
 import dev.runlane.ingress.IngressApp;
 import dev.runlane.ingress.IngressConfig;
 import dev.runlane.local.Stack;
@@ -17,6 +18,8 @@ import dev.runlane.processor.ProcessorApp;
 import dev.runlane.processor.ProcessorConfig;
 import dev.runlane.processor.dedup.RedisDedup;
 import dev.runlane.processor.topology.FaultHook;
+import dev.runlane.sink.SinkApp;
+import dev.runlane.sink.SinkConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -26,6 +29,9 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -36,8 +42,8 @@ import org.apache.kafka.streams.KafkaStreams;
 /**
  * The pipeline as it is deployed, on the shared real broker and Redis: one ingress app, several
  * processor apps (each with its own state dir and admin port), the operator tools run as their
- * command line, with the same environment. Its own topics, application id, control topic and Redis
- * key namespace.
+ * command line, with the same environment, and optionally the sink on a database of its own. Its
+ * own topics, application id, control topic and Redis key namespace.
  */
 final class Deployment implements AutoCloseable {
   final Infra infra;
@@ -51,6 +57,10 @@ final class Deployment implements AutoCloseable {
   private final List<PrometheusMeterRegistry> registries = new ArrayList<>();
   private final List<Path> stateDirs = new ArrayList<>();
   private IngressApp ingress;
+  private Postgres postgres;
+  private String database;
+  private SinkApp sink;
+  private PrometheusMeterRegistry sinkRegistry;
 
   Deployment(Infra infra, String prefix, int partitions, int processorCount) {
     this.infra = infra;
@@ -110,6 +120,38 @@ final class Deployment implements AutoCloseable {
 
   URI webhookUri() {
     return URI.create("http://127.0.0.1:" + ingress.port() + "/webhooks/sume");
+  }
+
+  /**
+   * Starts the sink on {@code sume.events}, writing into a new database of {@code postgres}, and
+   * waits until it is ready (its migrations ran, its partitions are assigned).
+   */
+  Deployment startSink(Postgres postgres) {
+    this.postgres = postgres;
+    this.database = postgres.createDatabase(name.replace('-', '_'));
+    Map<String, String> e = new LinkedHashMap<>(env);
+    e.put("SINK_GROUP_ID", name + "-sink");
+    e.put(SinkConfig.ENV_DATABASE_URL, postgres.jdbcUrl(database));
+    e.put(SinkConfig.ENV_DATABASE_USER, postgres.username());
+    if (postgres.password() != null) {
+      e.put(SinkConfig.ENV_DATABASE_PASSWORD, postgres.password());
+    }
+    e.put("SINK_DATABASE_STARTUP_TIMEOUT_SECONDS", "30");
+    sinkRegistry = Metrics.newRegistry("sink");
+    sink = SinkApp.start(SinkConfig.fromEnv(e).withPort(0), sinkRegistry);
+    sink.awaitReady(Duration.ofSeconds(60));
+    return this;
+  }
+
+  /** The sink's meters (null without a sink). */
+  PrometheusMeterRegistry sinkRegistry() {
+    return sinkRegistry;
+  }
+
+  /** A connection to the sink's database. */
+  Connection sinkDatabase() throws SQLException {
+    return DriverManager.getConnection(
+        postgres.jdbcUrl(database), postgres.username(), postgres.password());
   }
 
   ProcessorConfig processorConfig(int i) {
@@ -257,6 +299,10 @@ final class Deployment implements AutoCloseable {
 
   @Override
   public void close() {
+    if (sink != null) {
+      sink.close();
+      sinkRegistry.close();
+    }
     for (ProcessorApp p : processors) {
       if (p != null) {
         p.close();
