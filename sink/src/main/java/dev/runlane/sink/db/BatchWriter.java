@@ -91,9 +91,6 @@ public final class BatchWriter {
           + " EXCLUDED.last_request_id)"
           + " RETURNING run_id";
 
-  /** Into how many parts a batch holding a refused row is written again, level by level. */
-  private static final int FANOUT = 8;
-
   private final String group;
   private final String topic;
   private final RejectedTable rejectedTable;
@@ -193,8 +190,8 @@ public final class BatchWriter {
 
   /**
    * Stores {@code events} under a savepoint; when PostgreSQL refuses a row, rolls back to it and
-   * stores each of up to {@value #FANOUT} parts the same way, so what is refused narrows down to
-   * single events. The parts keep the poll order, and a run's events sit in one partition in its
+   * stores each half the same way, so what is refused narrows down to single events. The halves
+   * keep the poll order, and a run's events sit in one partition in its
    * order, so an earlier part holds a run's older events: its row moves forward part by part as it
    * would in one statement.
    */
@@ -219,13 +216,10 @@ public final class BatchWriter {
         return;
       }
     }
-    // Eight parts, not two: the parts without the refused row are written once, and the work
-    // thrown away shrinks eightfold per level (D61: 0.72x of a clean run with halves).
-    int size = events.size();
-    int count = Math.min(FANOUT, size);
-    for (int i = 0; i < count; i++) {
-      storeInParts(c, events.subList(size * i / count, size * (i + 1) / count), parts);
-    }
+    int half = events.size() / 2;
+    storeInParts(c, events.subList(0, half), parts);
+    storeInParts(c, events.subList(half, events.size()), parts);
+  }
   }
 
   private static void rollback(Connection c, Exception e) {
