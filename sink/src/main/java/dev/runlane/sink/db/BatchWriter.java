@@ -191,9 +191,8 @@ public final class BatchWriter {
   /**
    * Stores {@code events} under a savepoint; when PostgreSQL refuses a row, rolls back to it and
    * stores each half the same way, so what is refused narrows down to single events. The halves
-   * keep the poll order, and a run's events sit in one partition in its
-   * order, so an earlier part holds a run's older events: its row moves forward part by part as it
-   * would in one statement.
+   * keep the poll order, and a run's events sit in one partition in its order, so an earlier part
+   * holds a run's older events: its row moves forward part by part as it would in one statement.
    */
   private void storeInParts(Connection c, List<SinkEvent> events, Parts parts) throws SQLException {
     if (events.isEmpty()) {
@@ -219,7 +218,6 @@ public final class BatchWriter {
     int half = events.size() / 2;
     storeInParts(c, events.subList(0, half), parts);
     storeInParts(c, events.subList(half, events.size()), parts);
-  }
   }
 
   private static void rollback(Connection c, Exception e) {
