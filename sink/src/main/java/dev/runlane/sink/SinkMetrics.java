@@ -30,6 +30,9 @@ public final class SinkMetrics {
   /** Records retention deleted below a stored offset, not yet accepted (D63). */
   public static final String RETENTION_GAP = "runlane.sink.retention.gap";
 
+  /** Partitions whose stored offset is past the log end: the topic made again (D63). */
+  public static final String OFFSETS_AHEAD = "runlane.sink.offsets.ahead";
+
   /** Batches written again after a serialization failure or a deadlock. */
   public static final String BATCH_RETRIES = "runlane.sink.batch.retries";
 
@@ -52,6 +55,7 @@ public final class SinkMetrics {
   private final Counter dataUnstorable;
   private final AtomicLong lag = new AtomicLong();
   private final AtomicLong retentionGap = new AtomicLong();
+  private final AtomicLong offsetsAhead = new AtomicLong();
   private final AtomicLong databaseAvailable = new AtomicLong(1);
 
   public SinkMetrics(MeterRegistry registry) {
@@ -86,6 +90,10 @@ public final class SinkMetrics {
         .baseUnit("records")
         .description("records deleted by retention before the sink stored them, not accepted")
         .register(registry);
+    Gauge.builder(OFFSETS_AHEAD, offsetsAhead, AtomicLong::get)
+        .baseUnit("partitions")
+        .description("partitions whose stored offset is past the log end (the topic made again)")
+        .register(registry);
     Gauge.builder(DATABASE_AVAILABLE, databaseAvailable, AtomicLong::get).register(registry);
   }
 
@@ -116,6 +124,10 @@ public final class SinkMetrics {
 
   public void retentionGap(long records) {
     retentionGap.set(records);
+  }
+
+  public void offsetsAhead(long partitions) {
+    offsetsAhead.set(partitions);
   }
 
   public void runs(long appliedCount, long refusedCount) {

@@ -11,10 +11,12 @@ import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
@@ -78,6 +80,129 @@ class SinkRejectIT {
         await().atMost(Duration.ofSeconds(10)).until(() -> gauge(registry, SinkMetrics.LAG) == 0);
         assertThat(sink.ready()).isTrue();
       }
+    }
+  }
+
+  @Test
+  void aBatchWithSeveralRefusedRecordsAndACopyStoresEveryOtherRow(Infra infra) throws Exception {
+    try (SinkHarness h = new SinkHarness(infra, infra.postgres(), "batch", 1)) {
+      // Everything in the topic before the sink starts: its first polls take them together.
+      for (int i = 0; i < 1_500; i++) {
+        if (i == 100) {
+          sendBad(h, Trigger.NUL_IN_REQUEST_ID, 0);
+        } else if (i == 700) {
+          sendBad(h, Trigger.NUL_IN_REQUEST_ID, 0); // a copy of the refused record, same batch
+          sendBad(h, Trigger.OVERLONG_REQUEST_ID, 1);
+        } else if (i == 701) {
+          sendBad(h, Trigger.NUMBER_OUT_OF_RANGE, 2);
+          h.sendRaw("run-x", "not-json-1", "not json at all");
+        }
+        h.send("b-" + i, "b-" + i + "-e0", T0, null);
+      }
+      h.flush();
+      PrometheusMeterRegistry registry = SinkHarness.registry();
+      SinkApp sink = h.startSink(registry);
+      try (sink) {
+        h.awaitCaughtUp(Duration.ofSeconds(60));
+      }
+      assertThat(h.count("SELECT count(*) FROM processed_events")).isEqualTo(1_500);
+      assertThat(h.count("SELECT count(*) FROM sink_rejected")).isEqualTo(5);
+      assertThat(h.count("SELECT count(*) FROM sink_rejected WHERE reason LIKE 'a copy of %'"))
+          .isEqualTo(1);
+      assertThat(
+              h.count(
+                  "SELECT count(*) FROM sink_rejected WHERE sqlstate IS NULL"
+                      + " AND request_id = 'not-json-1' AND reason LIKE 'no event: %'"))
+          .as("the record that is no event, set aside with no SQLSTATE")
+          .isEqualTo(1);
+      assertThat(counter(registry, SinkMetrics.EVENTS, "written")).isEqualTo(1_500);
+      assertThat(counter(registry, SinkMetrics.EVENTS, "rejected")).isEqualTo(5);
+      assertThat(counter(registry, SinkMetrics.EVENTS, "duplicate"))
+          .as("no copy counted as absorbed by the constraint")
+          .isZero();
+      assertThat(registry.find(SinkMetrics.DATABASE_FAILURES).counter().count()).isZero();
+    }
+  }
+
+  @Test
+  void aTriggerThatFailsEveryRowIsTheDatabasesFaultNotTheRows(Infra infra) throws Exception {
+    try (SinkHarness h = new SinkHarness(infra, infra.postgres(), "systemic", 1)) {
+      PrometheusMeterRegistry registry = SinkHarness.registry();
+      try (SinkApp sink = h.startSink(registry)) {
+        try (Connection c = h.connect();
+            Statement s = c.createStatement()) {
+          // An audit trigger with a bug: every insert fails NOT NULL (23502) on its own table.
+          s.execute("CREATE TABLE audit (who text NOT NULL, rid text)");
+          s.execute(
+              "CREATE FUNCTION audit_f() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO"
+                  + " audit VALUES (NULL, NEW.request_id); RETURN NEW; END $$");
+          s.execute(
+              "CREATE TRIGGER audit_t AFTER INSERT ON processed_events FOR EACH ROW EXECUTE"
+                  + " FUNCTION audit_f()");
+        }
+        for (int i = 0; i < 100; i++) {
+          h.send("s-" + i, "s-" + i + "-e0", T0, null);
+        }
+        h.flush();
+        await().atMost(Duration.ofSeconds(30)).until(() -> !sink.ready());
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> registry.find(SinkMetrics.DATABASE_FAILURES).counter().count() > 0);
+        assertThat(h.count("SELECT count(*) FROM sink_rejected")).as("nothing set aside").isZero();
+        assertThat(h.count("SELECT count(*) FROM processed_events")).isZero();
+
+        try (Connection c = h.connect();
+            Statement s = c.createStatement()) {
+          s.execute("DROP TRIGGER audit_t ON processed_events");
+        }
+        h.awaitCaughtUp(Duration.ofSeconds(60));
+        await().atMost(Duration.ofSeconds(30)).until(sink::ready);
+      }
+      assertThat(h.count("SELECT count(*) FROM processed_events")).isEqualTo(100);
+      assertThat(h.count("SELECT count(*) FROM sink_rejected")).isZero();
+    }
+  }
+
+  @Test
+  void aRecordTheRejectedTableCannotHoldEitherIsSetAsideInAscii(Infra infra) throws Exception {
+    try (SinkHarness h = new SinkHarness(infra, infra.postgres(), "latin", 1)) {
+      String latin1 = h.database + "_latin1";
+      try (Connection c =
+              DriverManager.getConnection(
+                  h.postgres.jdbcUrl("postgres"), h.postgres.username(), h.postgres.password());
+          Statement s = c.createStatement()) {
+        s.execute(
+            "CREATE DATABASE "
+                + latin1
+                + " ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0");
+      }
+      for (int i = 0; i < 10; i++) {
+        h.send("l-" + i, "l-" + i + "-e0", T0, null);
+      }
+      h.send("日本", "日本-e0", T0, null); // no LATIN1 character for it, in any column
+      h.flush();
+      Map<String, String> env = h.env();
+      env.put("SINK_DATABASE_URL", h.postgres.jdbcUrl(latin1));
+      PrometheusMeterRegistry registry = SinkHarness.registry();
+      try (SinkApp sink = SinkApp.start(SinkConfig.fromEnv(env).withPort(0), registry)) {
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(() -> counter(registry, SinkMetrics.EVENTS, "rejected") == 1);
+        await().atMost(Duration.ofSeconds(30)).until(sink::ready);
+      }
+      try (Connection c =
+              DriverManager.getConnection(
+                  h.postgres.jdbcUrl(latin1), h.postgres.username(), h.postgres.password());
+          Statement s = c.createStatement();
+          ResultSet rs =
+              s.executeQuery(
+                  "SELECT run_id, sqlstate, record_value IS NOT NULL FROM sink_rejected")) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getString(1)).isEqualTo("\\u65e5\\u672c");
+        assertThat(rs.getString(2)).isEqualTo("22P05");
+        assertThat(rs.getBoolean(3)).isTrue();
+      }
+      assertThat(counter(registry, SinkMetrics.EVENTS, "written")).isEqualTo(10);
     }
   }
 

@@ -96,6 +96,41 @@ class SinkSignalsIT {
   }
 
   @Test
+  void aStoredOffsetPastTheLogEndWaitsForAnOperator(Infra infra) throws Exception {
+    try (SinkHarness h = new SinkHarness(infra, infra.postgres(), "ahead", 1)) {
+      send(h, 0, 10);
+      SinkApp first = h.startSink(SinkHarness.registry());
+      try (first) {
+        h.awaitCaughtUp(Duration.ofSeconds(30));
+      }
+      // As if the topic had been deleted and made again: the stored offset is past its end.
+      try (Connection c = h.connect();
+          Statement s = c.createStatement()) {
+        s.executeUpdate("UPDATE sink_offsets SET next_offset = 300");
+      }
+      PrometheusMeterRegistry registry = SinkHarness.registry();
+      try (SinkApp sink = SinkApp.start(SinkConfig.fromEnv(h.env()).withPort(0), registry)) {
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> gauge(registry, SinkMetrics.OFFSETS_AHEAD) == 1);
+        send(h, 10, 15);
+        assertThat(sink.ready()).as("not ready past the log end").isFalse();
+        assertThat(h.count("SELECT count(*) FROM processed_events")).isEqualTo(10);
+
+        try (Connection c = h.connect()) {
+          c.setAutoCommit(false);
+          assertThat(new AcceptedGaps(h.group).accept(c, h.topic, 0, 300, 10)).isTrue();
+          c.commit();
+        }
+        await().atMost(Duration.ofSeconds(30)).until(sink::ready);
+        h.awaitCaughtUp(Duration.ofSeconds(30));
+        assertThat(gauge(registry, SinkMetrics.OFFSETS_AHEAD)).isZero();
+      }
+      assertThat(h.count("SELECT count(*) FROM processed_events")).isEqualTo(15);
+    }
+  }
+
+  @Test
   void aSinkWhoseLoopDiesExitsSoItsSupervisorRestartsIt(Infra infra) throws Exception {
     try (SinkHarness h = new SinkHarness(infra, infra.postgres(), "dies", 1)) {
       send(h, 0, 10);

@@ -402,12 +402,21 @@ public final class ToolsMain implements Runnable {
         "When retention deleted records of TOPIC_EVENTS below the sink's stored offset (the sink"
             + " logs it, stays not ready and shows runlane_sink_retention_gap_records), moves the"
             + " partition's stored offset to the log start and records the range in sink_gaps."
-            + " Those events are not in the database; refuses where there is no gap."
+            + " Those events are not in the database. When the stored offset is past the log end"
+            + " (the topic made again: runlane_sink_offsets_ahead_partitions), --to says where to"
+            + " go on from. Refuses where the stored offset is inside the log."
       },
       footer = ExitCodes.HELP)
   static final class SinkAcceptGap extends Base implements Callable<Integer> {
     @Option(names = "--partition", required = true, description = "The partition of the gap.")
     int partition;
+
+    @Option(
+        names = "--to",
+        description =
+            "Only when the stored offset is past the log end (the topic made again): the offset"
+                + " to go on from.")
+    Long to;
 
     @Option(names = "--dry-run", description = "Print the gap; change nothing.")
     boolean dryRun;
@@ -416,7 +425,7 @@ public final class ToolsMain implements Runnable {
     public Integer call() throws SQLException {
       try (Cluster cluster = context.cluster()) {
         new SinkCommands(SinkConfig.fromEnv(context.env()), cluster, context.out())
-            .acceptGap(partition, dryRun);
+            .acceptGap(partition, to, dryRun);
       }
       return ExitCodes.OK;
     }

@@ -107,7 +107,8 @@ class SinkToolsIT {
       }
       Deployment.ToolRun dry = d.tool("sink", "accept-gap", "--partition", "0", "--dry-run");
       assertThat(dry.code()).isZero();
-      assertThat(dry.out()).contains("stored offset 11, log start 15: 4 record(s)", "dry run");
+      assertThat(dry.out())
+          .contains("stored offset 11, log start 15, log end 20: 4 record(s)", "dry run");
       assertThat(nextOffset(pg, database)).isEqualTo(11);
 
       Deployment.ToolRun accept = d.tool("sink", "accept-gap", "--partition", "0");
@@ -120,6 +121,19 @@ class SinkToolsIT {
                   "SELECT count(*) FROM sink_gaps WHERE from_offset = 11 AND to_offset = 15"))
           .isEqualTo(1);
       assertThat(d.tool("sink", "--help").code()).isZero();
+
+      // A stored offset past the log end (the topic made again): --to says where to go on.
+      try (Connection c =
+              DriverManager.getConnection(pg.jdbcUrl(database), pg.username(), pg.password());
+          Statement s = c.createStatement()) {
+        s.executeUpdate("UPDATE sink_offsets SET next_offset = 300");
+      }
+      Deployment.ToolRun noTo = d.tool("sink", "accept-gap", "--partition", "0");
+      assertThat(noTo.code()).isEqualTo(ExitCodes.REFUSED);
+      assertThat(noTo.err()).contains("past the log end 20", "--to");
+      Deployment.ToolRun back = d.tool("sink", "accept-gap", "--partition", "0", "--to", "15");
+      assertThat(back.code()).isZero();
+      assertThat(nextOffset(pg, database)).isEqualTo(15);
     }
   }
 

@@ -18,7 +18,12 @@ import org.slf4j.LoggerFactory;
 final class RetentionGaps {
   private static final Logger log = LoggerFactory.getLogger(RetentionGaps.class);
 
-  private record Gap(long stored, long logStart) {}
+  /** A stored offset outside the log: below its start (deleted), or past its end (ahead). */
+  private record Gap(long stored, long logStart, long logEnd) {
+    boolean ahead() {
+      return logEnd >= 0;
+    }
+  }
 
   private final String group;
   private final SinkMetrics metrics;
@@ -45,7 +50,7 @@ final class RetentionGaps {
 
   /** {@code tp}'s stored offset {@code stored} is below its log start. */
   void found(TopicPartition tp, long stored, long logStart) {
-    Gap gap = new Gap(stored, logStart);
+    Gap gap = new Gap(stored, logStart, -1);
     if (!gap.equals(gaps.put(tp, gap))) {
       log.error(
           "{}: the stored offset {} is below the log start {}: retention deleted {} record(s)"
@@ -57,6 +62,27 @@ final class RetentionGaps {
           logStart,
           logStart - stored,
           logStart,
+          tp.partition(),
+          group);
+    }
+    update();
+  }
+
+  /**
+   * {@code tp}'s stored offset {@code stored} is past its log end: the topic was deleted and made
+   * again, or its log truncated. Reading from there would skip every record written below it.
+   */
+  void ahead(TopicPartition tp, long stored, long logEnd) {
+    Gap gap = new Gap(stored, -1, logEnd);
+    if (!gap.equals(gaps.put(tp, gap))) {
+      log.error(
+          "{}: the stored offset {} is past the log end {}: the topic was made again or its log"
+              + " truncated, and records written from here on would be skipped. The partition"
+              + " waits (not ready). Say where to go on from (0 for a topic made again): runlane"
+              + " sink accept-gap --partition {} --to <offset> (SINK_GROUP_ID={})",
+          tp,
+          stored,
+          logEnd,
           tp.partition(),
           group);
     }
@@ -84,6 +110,8 @@ final class RetentionGaps {
 
   private void update() {
     any = !gaps.isEmpty();
-    metrics.retentionGap(gaps.values().stream().mapToLong(g -> g.logStart - g.stored).sum());
+    metrics.retentionGap(
+        gaps.values().stream().filter(g -> !g.ahead()).mapToLong(g -> g.logStart - g.stored).sum());
+    metrics.offsetsAhead(gaps.values().stream().filter(Gap::ahead).count());
   }
 }

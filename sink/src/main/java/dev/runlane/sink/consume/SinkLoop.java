@@ -201,10 +201,13 @@ public final class SinkLoop implements Runnable {
       repositionAll();
     } catch (SQLException e) {
       if (SqlFailure.of(e) == SqlFailure.RETRY && ++retries <= MAX_RETRIES) {
-        log.info("batch rolled back by {}; writing it again", describe(e));
+        log.info("batch rolled back by {}; writing it again", SqlFailure.describe(e));
         metrics.batchRetried();
       } else {
         databaseFailed(e);
+        repositionAll();
+        consumer.poll(backoff.next()); // paused: waits, and keeps the group membership
+        return;
       }
       repositionAll();
     }
@@ -229,12 +232,18 @@ public final class SinkLoop implements Runnable {
       databaseFailed(e);
       return false;
     }
-    databaseContact(true);
+    // A read that answers is no proof that writes will: only a committed batch (or an idle
+    // validation) says the database is up again, so a grant revoked does not flap readiness.
+    lastDatabaseContact = System.nanoTime();
     Map<TopicPartition, Long> logStarts;
+    Map<TopicPartition, Long> logEnds;
     try {
       logStarts = probe.logStarts(wanted);
+      logEnds = probe.logEnds(wanted);
+    } catch (WakeupException e) {
+      throw e;
     } catch (KafkaException e) {
-      log.debug("log start offsets not listed: {}", e.toString());
+      log.debug("log offsets not listed: {}", e.toString());
       return false;
     }
     List<TopicPartition> fresh = new ArrayList<>();
@@ -249,6 +258,11 @@ public final class SinkLoop implements Runnable {
       Long logStart = logStarts.get(tp);
       if (next != null && logStart != null && next < logStart) {
         gaps.found(tp, next, logStart);
+        continue;
+      }
+      Long logEnd = logEnds.get(tp);
+      if (next != null && logEnd != null && next > logEnd) {
+        gaps.ahead(tp, next, logEnd);
         continue;
       }
       gaps.closed(tp);
@@ -395,18 +409,13 @@ public final class SinkLoop implements Runnable {
     if (databaseUp) {
       log.warn(
           "database failed, waiting for it (not ready meanwhile): {}",
-          e == null ? "no answer to a validation" : describe(e));
+          e == null ? "no answer to a validation" : SqlFailure.describe(e));
     } else {
       log.debug("database still unavailable", e);
     }
     databaseUp = false;
     metrics.databaseAvailable(false);
     lastDatabaseContact = System.nanoTime();
-  }
-
-  /** The error's SQLSTATE and message, which say whether it is an outage, a grant, a table. */
-  private static String describe(SQLException e) {
-    return "SQLSTATE " + e.getSQLState() + ": " + e.getMessage();
   }
 
   /** Runs inside {@code poll()}, on this thread: pauses new partitions until positioned. */

@@ -8,6 +8,7 @@ import java.util.Set;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,6 +53,15 @@ final class TopicProbe {
   }
 
   /**
+   * Where each partition's log ends now (its last stable offset, read_committed).
+   *
+   * @throws KafkaException when the broker does not answer in time
+   */
+  Map<TopicPartition, Long> logEnds(Collection<TopicPartition> partitions) {
+    return consumer.endOffsets(partitions, TIMEOUT);
+  }
+
+  /**
    * Sets the lag gauge to the records past the stored offsets of the assigned partitions, unless
    * that was done less than a second ago.
    *
@@ -83,6 +93,8 @@ final class TopicProbe {
         log.info("Kafka answers again");
       }
       brokerUp = true;
+    } catch (WakeupException e) {
+      throw e; // stop() woke the consumer: no verdict on the broker
     } catch (KafkaException e) {
       if (brokerUp) {
         log.warn(

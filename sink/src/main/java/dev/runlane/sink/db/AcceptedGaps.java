@@ -24,15 +24,16 @@ public final class AcceptedGaps {
   }
 
   /**
-   * Moves the partition's stored offset from {@code from} to {@code to} and records the range
-   * skipped, in the caller's transaction.
+   * Moves the partition's stored offset from {@code from} to {@code to} and records the move, in
+   * the caller's transaction: forward past records retention deleted, or back to where a topic made
+   * again (or truncated) goes on.
    *
    * @return false when the stored offset is no longer {@code from} (nothing changed)
    */
   public boolean accept(Connection c, String topic, int partition, long from, long to)
       throws SQLException {
-    if (to <= from) {
-      throw new IllegalArgumentException("a gap runs forward: " + from + " -> " + to);
+    if (to == from || to < 0) {
+      throw new IllegalArgumentException("no move: " + from + " -> " + to);
     }
     try (PreparedStatement move = c.prepareStatement(MOVE)) {
       move.setLong(1, to);

@@ -7,8 +7,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Savepoint;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -91,9 +93,16 @@ public final class BatchWriter {
           + " EXCLUDED.last_request_id)"
           + " RETURNING run_id";
 
+  /**
+   * This many events refused in a row, none stored between them, are taken for a fault of the
+   * database's, not of the rows (D61).
+   */
+  static final int SYSTEMIC_REFUSALS = 64;
+
   private final String group;
   private final String topic;
   private final RejectedTable rejectedTable;
+  private int refusedInARow;
 
   public BatchWriter(String group, String topic) {
     this.group = group;
@@ -152,10 +161,18 @@ public final class BatchWriter {
       boolean bisect)
       throws SQLException, OffsetsMovedException {
     moveOffsets(c, moves);
-    List<SinkEvent> unique = firstCopies(events);
+    List<SinkEvent> copies = new ArrayList<>();
+    List<SinkEvent> unique = firstCopies(events, copies);
     Parts parts = new Parts();
     if (bisect) {
+      // A deferred constraint of the user's would fail at commit, where no part can be told
+      // from another: checked at each statement instead, inside its part's savepoint.
+      try (Statement s = c.createStatement()) {
+        s.execute("SET CONSTRAINTS ALL IMMEDIATE");
+      }
       storeInParts(c, unique, parts);
+      refuseSystemic(parts);
+      rejectCopiesOfRefused(copies, parts);
     } else {
       parts.store(c, unique);
     }
@@ -163,6 +180,7 @@ public final class BatchWriter {
     rejected.addAll(parts.rejected);
     rejectedTable.insert(c, rejected);
     c.commit();
+    refusedInARow = parts.written.isEmpty() ? refusedInARow + parts.rejected.size() : 0;
     return new Result(
         parts.written,
         events.size() - parts.written.size() - parts.rejected.size(),
@@ -170,6 +188,52 @@ public final class BatchWriter {
         parts.refused,
         rejected,
         bisect);
+  }
+
+  /**
+   * Many events refused in a row with none stored between them is no coincidence of the rows: a
+   * trigger, a constraint or a grant fails every row alike, and setting them all aside would empty
+   * the input into the rejected table. Counted across batches (a batch read again after a wait may
+   * be small); the batch is rolled back and waits as in an outage, named, until a row is stored
+   * again (D61).
+   */
+  private void refuseSystemic(Parts parts) throws SQLException {
+    if (parts.written.isEmpty() && refusedInARow + parts.rejected.size() >= SYSTEMIC_REFUSALS) {
+      RejectedRecord first = parts.rejected.get(0);
+      throw new SQLException(
+          "PostgreSQL refused "
+              + (refusedInARow + parts.rejected.size())
+              + " events in a row and stored none (now: SQLSTATE "
+              + first.sqlState()
+              + ", "
+              + first.reason()
+              + "): a trigger, constraint or grant that fails every row, not the rows; waiting"
+              + " for it to be fixed",
+          "XX000");
+    }
+  }
+
+  /** A later copy of a refused event in the same batch is set aside with it, never dropped. */
+  private static void rejectCopiesOfRefused(List<SinkEvent> copies, Parts parts) {
+    if (copies.isEmpty() || parts.rejected.isEmpty()) {
+      return;
+    }
+    Map<String, RejectedRecord> refused = new HashMap<>();
+    for (RejectedRecord r : parts.rejected) {
+      refused.putIfAbsent(r.requestId(), r);
+    }
+    for (SinkEvent copy : copies) {
+      RejectedRecord first = refused.get(copy.requestId());
+      if (first != null) {
+        parts.rejected.add(
+            new RejectedRecord(
+                copy.source(),
+                copy.requestId(),
+                copy.runId(),
+                first.sqlState(),
+                "a copy of " + first.coordinates() + ", refused: " + first.reason()));
+      }
+    }
   }
 
   /** What the parts of a batch stored and set aside. */
@@ -274,13 +338,18 @@ public final class BatchWriter {
     }
   }
 
-  /** The first copy of each request id; later copies in the same batch are duplicates. */
-  private static List<SinkEvent> firstCopies(List<SinkEvent> events) {
+  /**
+   * The first copy of each request id; later copies in the same batch go to {@code copies}: each is
+   * a duplicate of its first, or set aside with it if that is refused.
+   */
+  private static List<SinkEvent> firstCopies(List<SinkEvent> events, List<SinkEvent> copies) {
     Set<String> seen = new HashSet<>();
     List<SinkEvent> out = new ArrayList<>(events.size());
     for (SinkEvent e : events) {
       if (seen.add(e.requestId())) {
         out.add(e);
+      } else {
+        copies.add(e);
       }
     }
     return out;

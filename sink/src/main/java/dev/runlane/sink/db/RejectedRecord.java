@@ -24,9 +24,7 @@ public record RejectedRecord(
   /** A record whose row PostgreSQL refused. */
   public static RejectedRecord refused(
       ConsumerRecord<String, byte[]> record, String requestId, String runId, SQLException e) {
-    // PostgreSQL's message goes on with "Where:" and "Detail:" lines: one line, for the log.
-    String message = String.valueOf(e.getMessage()).strip().replaceAll("\\s*\\R\\s*", "; ");
-    return new RejectedRecord(record, requestId, runId, e.getSQLState(), message);
+    return new RejectedRecord(record, requestId, runId, e.getSQLState(), SqlFailure.message(e));
   }
 
   /** A record that is no event the sink can read; its ids come from the headers and the key. */

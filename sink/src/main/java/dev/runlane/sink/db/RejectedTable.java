@@ -10,10 +10,12 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import org.apache.kafka.common.header.Header;
 
 /**
@@ -57,30 +59,72 @@ public final class RejectedTable {
     this.group = group;
   }
 
-  /** Inserts the rows in the caller's transaction; a row already there (a re-read) stays. */
+  /**
+   * Inserts the rows in the caller's transaction; a row already there (a re-read) stays. Each row
+   * under a savepoint: a row this table cannot take either (an id the database's encoding has no
+   * character for, a timestamp out of range) is written again with its coordinates, the SQLSTATE,
+   * ASCII text and the raw bytes alone, so that setting a record aside never stalls the sink.
+   */
   void insert(Connection c, List<RejectedRecord> rejected) throws SQLException {
     if (rejected.isEmpty()) {
       return;
     }
     try (PreparedStatement s = c.prepareStatement(INSERT)) {
       for (RejectedRecord r : rejected) {
-        var record = r.record();
-        s.setString(1, group);
-        s.setString(2, record.topic());
-        s.setInt(3, record.partition());
-        s.setLong(4, record.offset());
-        s.setString(5, storable(r.requestId()));
-        s.setString(6, storable(r.runId()));
-        s.setString(7, r.sqlState());
-        s.setString(8, r.reason() == null ? "unknown" : storable(r.reason()));
-        s.setBytes(9, record.key() == null ? null : record.key().getBytes(StandardCharsets.UTF_8));
-        s.setBytes(10, record.value());
-        s.setString(11, headersJson(record.headers()));
-        s.setTimestamp(12, record.timestamp() < 0 ? null : new Timestamp(record.timestamp()));
-        s.addBatch();
+        Savepoint savepoint = c.setSavepoint();
+        try {
+          bind(s, r, false);
+          s.executeUpdate();
+        } catch (SQLException e) {
+          if (SqlFailure.of(e) != SqlFailure.RECORD) {
+            throw e;
+          }
+          c.rollback(savepoint);
+          bind(s, r, true);
+          s.executeUpdate();
+        }
+        c.releaseSavepoint(savepoint);
       }
-      s.executeBatch();
     }
+  }
+
+  private void bind(PreparedStatement s, RejectedRecord r, boolean asciiOnly) throws SQLException {
+    var record = r.record();
+    s.setString(1, group);
+    s.setString(2, record.topic());
+    s.setInt(3, record.partition());
+    s.setLong(4, record.offset());
+    s.setString(5, text(r.requestId(), asciiOnly));
+    s.setString(6, text(r.runId(), asciiOnly));
+    s.setString(7, r.sqlState());
+    s.setString(8, r.reason() == null ? "unknown" : text(r.reason(), asciiOnly));
+    s.setBytes(9, record.key() == null ? null : record.key().getBytes(StandardCharsets.UTF_8));
+    s.setBytes(10, record.value());
+    s.setString(11, asciiOnly ? null : headersJson(record.headers()));
+    s.setTimestamp(
+        12, asciiOnly || record.timestamp() < 0 ? null : new Timestamp(record.timestamp()));
+  }
+
+  private static String text(String s, boolean asciiOnly) {
+    String storable = storable(s);
+    return asciiOnly ? ascii(storable) : storable;
+  }
+
+  /** Every character outside printable ASCII as {@code \\uXXXX}: text any encoding holds. */
+  static String ascii(String s) {
+    if (s == null) {
+      return null;
+    }
+    StringBuilder sb = new StringBuilder(s.length());
+    for (int i = 0; i < s.length(); i++) {
+      char ch = s.charAt(i);
+      if (ch >= 0x20 && ch < 0x7f) {
+        sb.append(ch);
+      } else {
+        sb.append(String.format(Locale.ROOT, "\\u%04x", (int) ch));
+      }
+    }
+    return sb.toString();
   }
 
   /** The newest rows first, at most {@code limit}. */

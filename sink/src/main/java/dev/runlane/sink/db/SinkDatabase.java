@@ -49,6 +49,9 @@ public final class SinkDatabase implements AutoCloseable {
     // 30 s instead of hanging the loop for ever.
     config.addDataSourceProperty("socketTimeout", "30");
     config.addDataSourceProperty("tcpKeepAlive", "true");
+    // A constraint's "Detail: Failing row contains (...)" quotes the row, data and all: errors
+    // reach the log and the rejected table without it (D61).
+    config.addDataSourceProperty("logServerErrorDetail", "false");
     HikariDataSource pool = new HikariDataSource(config);
     try {
       migrate(pool, startupTimeout);

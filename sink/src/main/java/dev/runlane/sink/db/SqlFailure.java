@@ -1,6 +1,8 @@
 package dev.runlane.sink.db;
 
 import java.sql.SQLException;
+import org.postgresql.util.PSQLException;
+import org.postgresql.util.ServerErrorMessage;
 
 /**
  * What a database error means for the sink, read from its SQLSTATE class (the first two characters;
@@ -28,16 +30,48 @@ public enum SqlFailure {
    */
   DATABASE;
 
-  /** The meaning of {@code e}'s SQLSTATE. */
+  /**
+   * The meaning of {@code e}'s SQLSTATE. Only the server judges a row: an error the driver raised
+   * itself (it reports a statement of ours it cannot bind as 22023, for instance) would be the same
+   * for every row, so it is the database's.
+   */
   public static SqlFailure of(SQLException e) {
     String state = e.getSQLState();
     if (state == null || state.length() < 2) {
       return DATABASE;
+    }
+    if (!(e instanceof PSQLException p) || p.getServerErrorMessage() == null) {
+      return state.startsWith("40") ? RETRY : DATABASE;
     }
     return switch (state.substring(0, 2)) {
       case "22", "23", "54", "P0" -> RECORD;
       case "40" -> RETRY;
       default -> DATABASE;
     };
+  }
+
+  /**
+   * The error in one line for a log or the rejected table: the SQLSTATE and the server's own
+   * message, never the driver's text around it, which can quote the statement with its parameters
+   * (the row's data).
+   */
+  public static String describe(SQLException e) {
+    return "SQLSTATE " + e.getSQLState() + ": " + message(e);
+  }
+
+  /** The server's message alone, on one line, at most 300 characters: see {@link #describe}. */
+  public static String message(SQLException e) {
+    String message = e.getMessage();
+    if (e instanceof PSQLException p) {
+      ServerErrorMessage server = p.getServerErrorMessage();
+      if (server != null && server.getMessage() != null) {
+        message = server.getMessage();
+      }
+    }
+    message = String.valueOf(message).strip().replaceAll("\\s*\\R\\s*", "; ");
+    if (message.length() > 300) {
+      message = message.substring(0, 300) + "...";
+    }
+    return message;
   }
 }

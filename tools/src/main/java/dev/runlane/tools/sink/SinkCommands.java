@@ -12,6 +12,7 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Properties;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -56,11 +57,14 @@ public final class SinkCommands {
   }
 
   /**
-   * Moves a partition's stored offset up to the log start when retention deleted records the
-   * database never got, recording the range in {@code sink_gaps} (D63). Refuses where there is no
-   * gap: the stored offset is the only record of what the database holds.
+   * Moves a partition's stored offset when it is outside the log (D63): up to the log start when
+   * retention deleted records the database never got, or, with {@code to}, back to where a topic
+   * made again (or truncated) goes on; the move is recorded in {@code sink_gaps}. Refuses where the
+   * stored offset is inside the log: it is the only record of what the database holds.
+   *
+   * @param to where to go on from when the stored offset is past the log end, else null
    */
-  public void acceptGap(int partition, boolean dryRun) throws SQLException {
+  public void acceptGap(int partition, Long to, boolean dryRun) throws SQLException {
     String topic = config.topic();
     int partitions =
         cluster
@@ -70,36 +74,78 @@ public final class SinkCommands {
       throw new Refused(topic + " has partitions 0-" + (partitions - 1) + ", not " + partition);
     }
     long logStart = cluster.startOffsets(topic, partitions).get(partition);
+    // The sink reads committed records only: its end is the last stable offset.
+    long logEnd =
+        cluster.endOffsets(topic, partitions, IsolationLevel.READ_COMMITTED).get(partition);
     TopicPartition tp = new TopicPartition(topic, partition);
     try (Connection c = connect()) {
       Long stored = new OffsetStore(config.groupId()).read(c, List.of(tp)).get(tp);
-      if (stored == null || stored >= logStart) {
-        throw new Refused(
-            tp
-                + ": no gap (stored offset "
-                + stored
-                + ", log start "
-                + logStart
-                + "): every record from the stored offset on is still in the topic");
-      }
+      long target = target(tp, stored, logStart, logEnd, to);
       out.printf(
-          "%s: stored offset %d, log start %d: %d record(s) deleted by retention were never"
-              + " stored%n",
-          tp, stored, logStart, logStart - stored);
+          "%s: stored offset %d, log start %d, log end %d: %s%n",
+          tp,
+          stored,
+          logStart,
+          logEnd,
+          target > stored
+              ? (target - stored) + " record(s) deleted by retention were never stored"
+              : "the stored offset is past the log end; going on from " + target);
       if (dryRun) {
         out.println("dry run: nothing changed");
         return;
       }
-      if (!new AcceptedGaps(config.groupId()).accept(c, topic, partition, stored, logStart)) {
+      if (!new AcceptedGaps(config.groupId()).accept(c, topic, partition, stored, target)) {
         c.rollback();
         throw new Refused(tp + ": the stored offset moved meanwhile; run the command again");
       }
       c.commit();
       out.printf(
-          "accepted: offsets %d-%d recorded in sink_gaps; the sink goes on from %d within a few"
+          "accepted: %d -> %d recorded in sink_gaps; the sink goes on from %d within a few"
               + " seconds%n",
-          stored, logStart - 1, logStart);
+          stored, target, target);
     }
+  }
+
+  /** Where the stored offset moves to, or a refusal that says why not. */
+  private static long target(TopicPartition tp, Long stored, long logStart, long logEnd, Long to) {
+    if (stored != null && stored < logStart) {
+      if (to != null) {
+        throw new Refused(
+            tp
+                + ": records below the log start "
+                + logStart
+                + " are gone; --to is for a stored"
+                + " offset past the log end");
+      }
+      return logStart;
+    }
+    if (stored != null && stored > logEnd) {
+      if (to == null || to < logStart || to > logEnd) {
+        throw new Refused(
+            tp
+                + ": the stored offset "
+                + stored
+                + " is past the log end "
+                + logEnd
+                + " (the topic was made again, or its log truncated): give --to <offset>"
+                + " between "
+                + logStart
+                + " and "
+                + logEnd
+                + ", where the records the database lacks begin (the log start for a topic made"
+                + " again)");
+      }
+      return to;
+    }
+    throw new Refused(
+        tp
+            + ": no gap (stored offset "
+            + stored
+            + ", log "
+            + logStart
+            + "-"
+            + logEnd
+            + "): every record from the stored offset on is still in the topic");
   }
 
   private Connection connect() throws SQLException {
