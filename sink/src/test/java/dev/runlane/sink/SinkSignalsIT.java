@@ -51,10 +51,7 @@ class SinkSignalsIT {
   void aRetentionGapIsRefusedUntilAnOperatorAcceptsIt(Infra infra) throws Exception {
     try (SinkHarness h = new SinkHarness(infra, infra.postgres(), "gap", 1)) {
       send(h, 0, 100);
-      SinkApp first = h.startSink(SinkHarness.registry());
-      try (first) {
-        h.awaitCaughtUp(Duration.ofSeconds(30));
-      }
+      storeAll(h);
       send(h, 100, 200);
       TopicPartition tp = new TopicPartition(h.topic, 0);
       try (Admin admin =
@@ -99,10 +96,7 @@ class SinkSignalsIT {
   void aStoredOffsetPastTheLogEndWaitsForAnOperator(Infra infra) throws Exception {
     try (SinkHarness h = new SinkHarness(infra, infra.postgres(), "ahead", 1)) {
       send(h, 0, 10);
-      SinkApp first = h.startSink(SinkHarness.registry());
-      try (first) {
-        h.awaitCaughtUp(Duration.ofSeconds(30));
-      }
+      storeAll(h);
       // As if the topic had been deleted and made again: the stored offset is past its end.
       try (Connection c = h.connect();
           Statement s = c.createStatement()) {
@@ -134,10 +128,7 @@ class SinkSignalsIT {
   void aSinkWhoseLoopDiesExitsSoItsSupervisorRestartsIt(Infra infra) throws Exception {
     try (SinkHarness h = new SinkHarness(infra, infra.postgres(), "dies", 1)) {
       send(h, 0, 10);
-      SinkApp first = h.startSink(SinkHarness.registry());
-      try (first) {
-        h.awaitCaughtUp(Duration.ofSeconds(30));
-      }
+      storeAll(h);
       // A stored offset no seek takes, as a hand edit could leave it: the loop cannot go on.
       try (Connection c = h.connect();
           Statement s = c.createStatement()) {
@@ -153,6 +144,14 @@ class SinkSignalsIT {
       } finally {
         child.process().destroyForcibly().waitFor();
       }
+    }
+  }
+
+  /** Runs a sink until it stored all the topic holds, then stops it. */
+  private static void storeAll(SinkHarness h) throws Exception {
+    SinkApp sink = h.startSink(SinkHarness.registry());
+    try (sink) {
+      h.awaitCaughtUp(Duration.ofSeconds(30));
     }
   }
 

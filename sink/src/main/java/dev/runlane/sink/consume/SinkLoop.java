@@ -45,9 +45,9 @@ import org.slf4j.LoggerFactory;
  * the consumer keeps its place in the group while it waits.
  *
  * <p>A row PostgreSQL refuses for what it holds is no outage: the batch writer sets that record
- * aside in {@code sink_rejected} and commits the rest (D61). A stored offset below the log start
- * (retention deleted records the database never got) is refused: the partition stays paused, not
- * ready, until an operator accepts the gap (D63).
+ * aside in {@code sink_rejected} and commits the rest (D61). A stored offset outside the log (below
+ * its start: retention deleted records the database never got; past its end: the topic made again)
+ * is refused: the partition stays paused, not ready, until an operator accepts the gap (D63).
  */
 public final class SinkLoop implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(SinkLoop.class);
@@ -214,8 +214,8 @@ public final class SinkLoop implements Runnable {
   }
 
   /**
-   * Seeks every unpositioned partition to its stored offset, or leaves it paused at a retention
-   * gap; false while the database or the broker fails.
+   * Seeks every unpositioned partition to its stored offset, or leaves it paused where that offset
+   * is outside the log; false while the database or the broker fails.
    */
   private boolean position() {
     Set<TopicPartition> wanted = new HashSet<>(unpositioned);
