@@ -3,6 +3,7 @@ package dev.runlane.tools;
 import static org.awaitility.Awaitility.await;
 
 import dev.runlane.common.config.Secret;
+import dev.runlane.common.generation.ControlTopic;
 import dev.runlane.common.generation.Generation;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.metrics.Metrics;
@@ -37,6 +38,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.streams.KafkaStreams;
 
 /**
@@ -193,6 +196,17 @@ final class Deployment implements AutoCloseable {
       }
     }
     return this;
+  }
+
+  /** The control topic's latest generation of this pipeline, read anew. */
+  Optional<Generation> latestGeneration() {
+    try (ControlTopic.Reader r =
+        new ControlTopic.Reader(
+            Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, infra.bootstrapServers()),
+            controlTopic,
+            topics.webhooks())) {
+      return r.latest(Duration.ofSeconds(30));
+    }
   }
 
   /** The Redis key prefix of this deployment's dedup markers. */

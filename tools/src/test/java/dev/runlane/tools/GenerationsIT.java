@@ -3,7 +3,6 @@ package dev.runlane.tools;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.runlane.common.generation.ControlTopic;
 import dev.runlane.common.generation.Generation;
 import dev.runlane.common.generation.Replay;
 import dev.runlane.common.kafka.RecordHeaders;
@@ -18,14 +17,11 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewPartitions;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
@@ -33,10 +29,10 @@ import redis.clients.jedis.params.ScanParams;
 import redis.clients.jedis.resps.ScanResult;
 
 /**
- * Replay and growth as an operator runs them: an ingress and two processor apps under continuous
- * Sume-like load (retries, concurrent and late duplicates, reordering), the tools' command line in
- * the middle of it, and the pipeline verifier afterwards (every acked event applied or stale, none
- * applied twice, per-run order in the events topic, final states = newest events).
+ * Replay as an operator runs it (growth: {@link GrowIT}): an ingress and two processor apps under
+ * continuous Sume-like load (retries, concurrent and late duplicates, reordering), the tools'
+ * command line in the middle of it, and the pipeline verifier afterwards (every acked event applied
+ * or stale, none applied twice, per-run order in the events topic, final states = newest events).
  */
 @RealInfra
 class GenerationsIT {
@@ -188,115 +184,6 @@ class GenerationsIT {
   }
 
   @Test
-  void growTo24WhileSumeKeepsDeliveringKeepsEveryGuarantee(Infra infra) throws Exception {
-    try (Deployment d = new Deployment(infra, "grow", 12, 2).startIngress().startProcessors();
-        SumeSimulator simulator = d.simulator(20261203L)) {
-      simulator.start(RATE, EVENTS, Duration.ofMinutes(2));
-      await().atMost(Duration.ofSeconds(60)).until(() -> simulator.ledger().ackedEvents() >= 600);
-
-      Deployment.ToolRun run =
-          d.tool(
-              "partitions",
-              "grow",
-              "--to",
-              "24",
-              "--quiet-seconds",
-              "3",
-              "--timeout-seconds",
-              "120");
-
-      assertThat(run.code()).as(run.err()).isZero();
-      assertThat(run.out()).contains("waited at most");
-      d.awaitGeneration(1, Duration.ofSeconds(60));
-      Generation g = d.generation();
-      assertThat(g.input()).isEqualTo(d.topics.webhooks() + ".g1");
-      assertThat(g.partitions()).isEqualTo(24);
-      assertThat(simulator.awaitIdle(Duration.ofSeconds(120))).as("simulator idle").isTrue();
-      Report report = d.verify(simulator);
-      System.out.println(report.summary());
-      assertThat(report.passed()).as(report.summary()).isTrue();
-      assertThat(report.count("events acked")).isEqualTo(EVENTS);
-
-      // New events went to the new topic, and runs that were live across the move have history
-      // on both sides: the verifier's order check ran over both.
-      List<ConsumerRecord<String, byte[]>> before =
-          Topics.readAll(infra.bootstrapServers(), d.topics.webhooks());
-      List<ConsumerRecord<String, byte[]>> after =
-          Topics.readAll(infra.bootstrapServers(), g.input());
-      assertThat(after).isNotEmpty();
-      Set<String> runsBefore = new HashSet<>();
-      before.forEach(r -> runsBefore.add(r.key()));
-      long moved =
-          after.stream().map(ConsumerRecord::key).distinct().filter(runsBefore::contains).count();
-      assertThat(moved).as("runs with events on both inputs").isPositive();
-      assertThat(after.stream().map(ConsumerRecord::partition).distinct().count())
-          .as("partitions of the new input in use")
-          .isGreaterThan(12);
-    }
-  }
-
-  @Test
-  void partitionsAddedByHandStopTheProcessorsAndAGrowRepairsIt(Infra infra) throws Exception {
-    try (Deployment d = new Deployment(infra, "repair", 6, 2).startIngress().startProcessors();
-        SumeSimulator simulator = d.simulator(20261204L)) {
-      simulator.start(RATE, EVENTS, Duration.ofMinutes(2));
-      await().atMost(Duration.ofSeconds(60)).until(() -> simulator.ledger().ackedEvents() >= 500);
-
-      try (Admin admin =
-          Admin.create(
-              Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, infra.bootstrapServers()))) {
-        admin
-            .createPartitions(Map.of(d.topics.webhooks(), NewPartitions.increaseTo(12)))
-            .all()
-            .get();
-      }
-      await()
-          .atMost(Duration.ofSeconds(30))
-          .until(() -> d.processor(0).fatal() != null && d.processor(1).fatal() != null);
-      assertThat(d.processor(0).fatal()).contains("runlane partitions grow --to 12");
-
-      // The operator runs the command the processors named; their supervisor restarts them, and
-      // they come up once the new generation is active (before, they refuse to start).
-      CompletableFuture<Deployment.ToolRun> grow =
-          CompletableFuture.supplyAsync(
-              () ->
-                  d.tool(
-                      "partitions",
-                      "grow",
-                      "--to",
-                      "12",
-                      "--quiet-seconds",
-                      "3",
-                      "--timeout-seconds",
-                      "120"));
-      await()
-          .atMost(Duration.ofSeconds(90))
-          .until(() -> latest(d).map(g -> g.state() == Generation.State.ACTIVE).orElse(false));
-      d.restartProcessors();
-
-      Deployment.ToolRun run = grow.get(120, TimeUnit.SECONDS);
-      assertThat(run.code()).as(run.err()).isZero();
-      assertThat(run.out()).contains("repairing", "events copied");
-      d.awaitGeneration(1, Duration.ofSeconds(60));
-      assertThat(simulator.awaitIdle(Duration.ofSeconds(120))).as("simulator idle").isTrue();
-      Report report = d.verify(simulator);
-      System.out.println(report.summary());
-      assertThat(report.passed()).as(report.summary()).isTrue();
-      assertThat(report.count("events acked")).isEqualTo(EVENTS);
-    }
-  }
-
-  private static Optional<Generation> latest(Deployment d) {
-    try (ControlTopic.Reader r =
-        new ControlTopic.Reader(
-            Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, d.infra.bootstrapServers()),
-            d.controlTopic,
-            d.topics.webhooks())) {
-      return r.latest(Duration.ofSeconds(30));
-    }
-  }
-
-  @Test
   void aRebuildOfARebuildStillCatchingUpAfterRedisLostItsKeysEmitsNothingTwice(Infra infra)
       throws Exception {
     try (Deployment d = new Deployment(infra, "rebuild2", 6, 2).startIngress().startProcessors();
@@ -343,7 +230,11 @@ class GenerationsIT {
               () -> d.tool("replay", "rebuild", "--timeout-seconds", "120"));
       await()
           .atMost(Duration.ofSeconds(60))
-          .until(() -> latest(d).map(g -> g.state() == Generation.State.ACTIVE).orElse(false));
+          .until(
+              () ->
+                  d.latestGeneration()
+                      .map(g -> g.state() == Generation.State.ACTIVE)
+                      .orElse(false));
       d.startProcessors();
       Deployment.ToolRun run = rebuild.get(120, TimeUnit.SECONDS);
 

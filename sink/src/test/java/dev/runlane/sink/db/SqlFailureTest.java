@@ -4,11 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.sql.SQLException;
 import org.junit.jupiter.api.Test;
+import org.postgresql.util.PSQLException;
+import org.postgresql.util.PSQLState;
+import org.postgresql.util.ServerErrorMessage;
 
 class SqlFailureTest {
 
+  /** An error as PostgreSQL reports it: SQLSTATE and message in the server's own fields. */
   private static SqlFailure of(String state) {
-    return SqlFailure.of(new SQLException("x", state));
+    if (state == null) {
+      return SqlFailure.of(new SQLException("I/O error"));
+    }
+    return SqlFailure.of(
+        new PSQLException(new ServerErrorMessage("SERROR\0C" + state + "\0Mmessage\0")));
   }
 
   @Test
@@ -35,5 +43,27 @@ class SqlFailureTest {
     assertThat(of("42P01")).as("a dropped table").isEqualTo(SqlFailure.DATABASE);
     assertThat(of("XX000")).as("internal error").isEqualTo(SqlFailure.DATABASE);
     assertThat(of(null)).as("an I/O failure in the driver").isEqualTo(SqlFailure.DATABASE);
+  }
+
+  @Test
+  void anErrorTheDriverRaisesItselfIsTheDatabasesWhateverItsState() {
+    // pgjdbc reports a statement of ours it cannot bind as 22023: the same for every row.
+    assertThat(
+            SqlFailure.of(
+                new PSQLException(
+                    "No value specified for parameter 3.", PSQLState.INVALID_PARAMETER_VALUE)))
+        .isEqualTo(SqlFailure.DATABASE);
+    assertThat(SqlFailure.of(new SQLException("plain", "22021"))).isEqualTo(SqlFailure.DATABASE);
+  }
+
+  @Test
+  void describeKeepsTheServersMessageAloneOnOneLine() {
+    PSQLException e =
+        new PSQLException(
+            new ServerErrorMessage(
+                "SERROR\0C23502\0Mnull value in column \"who\"\0DFailing row contains (secret)\0"));
+    assertThat(SqlFailure.describe(e))
+        .isEqualTo("SQLSTATE 23502: null value in column \"who\"")
+        .doesNotContain("secret");
   }
 }
