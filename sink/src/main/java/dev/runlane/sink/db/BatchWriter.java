@@ -103,6 +103,7 @@ public final class BatchWriter {
   private final String topic;
   private final RejectedTable rejectedTable;
   private int refusedInARow;
+  private boolean systemic;
 
   public BatchWriter(String group, String topic) {
     this.group = group;
@@ -180,7 +181,12 @@ public final class BatchWriter {
     rejected.addAll(parts.rejected);
     rejectedTable.insert(c, rejected);
     c.commit();
-    refusedInARow = parts.written.isEmpty() ? refusedInARow + parts.rejected.size() : 0;
+    if (parts.written.isEmpty()) {
+      refusedInARow += parts.rejected.size();
+    } else {
+      refusedInARow = 0;
+      systemic = false;
+    }
     return new Result(
         parts.written,
         events.size() - parts.written.size() - parts.rejected.size(),
@@ -198,7 +204,13 @@ public final class BatchWriter {
    * again (D61).
    */
   private void refuseSystemic(Parts parts) throws SQLException {
-    if (parts.written.isEmpty() && refusedInARow + parts.rejected.size() >= SYSTEMIC_REFUSALS) {
+    if (!parts.written.isEmpty() || parts.rejected.isEmpty()) {
+      return;
+    }
+    // Once taken for the database's, it stays so until a row is stored: the batch read again
+    // after the wait may hold fewer events than the threshold.
+    if (systemic || refusedInARow + parts.rejected.size() >= SYSTEMIC_REFUSALS) {
+      systemic = true;
       RejectedRecord first = parts.rejected.get(0);
       throw new SQLException(
           "PostgreSQL refused "
