@@ -108,7 +108,7 @@ class SinkToolsIT {
       Deployment.ToolRun dry = d.tool("sink", "accept-gap", "--partition", "0", "--dry-run");
       assertThat(dry.code()).isZero();
       assertThat(dry.out())
-          .contains("stored offset 11, log start 15, log end 20: 4 record(s)", "dry run");
+          .contains("stored offset 11, log start 15, log end 21: 4 record(s)", "dry run");
       assertThat(nextOffset(pg, database)).isEqualTo(11);
 
       Deployment.ToolRun accept = d.tool("sink", "accept-gap", "--partition", "0");
@@ -130,7 +130,7 @@ class SinkToolsIT {
       }
       Deployment.ToolRun noTo = d.tool("sink", "accept-gap", "--partition", "0");
       assertThat(noTo.code()).isEqualTo(ExitCodes.REFUSED);
-      assertThat(noTo.err()).contains("past the log end 20", "--to");
+      assertThat(noTo.err()).contains("past the log end 21", "--to");
       Deployment.ToolRun back = d.tool("sink", "accept-gap", "--partition", "0", "--to", "15");
       assertThat(back.code()).isZero();
       assertThat(nextOffset(pg, database)).isEqualTo(15);
