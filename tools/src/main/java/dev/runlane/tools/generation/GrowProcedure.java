@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * {@code partitions grow --to N}: a new generation on a new input topic with N partitions, while
@@ -375,7 +376,7 @@ public final class GrowProcedure {
                 + ": an ingress that does not follow the control topic writes to it; upgrade or"
                 + " stop it, then re-run this command");
       }
-      java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(500).toNanos());
+      LockSupport.parkNanos(Duration.ofMillis(500).toNanos());
       Map<Integer, Long> now = cluster.endOffsets(topic, partitions);
       if (!now.equals(last)) {
         last = now;

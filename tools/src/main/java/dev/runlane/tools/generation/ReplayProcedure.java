@@ -16,8 +16,10 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * {@code replay rebuild} and {@code replay reprocess --from T}: a new generation on the same input
@@ -272,7 +274,7 @@ public final class ReplayProcedure {
       seconds = (System.nanoTime() - began) / 1e9;
       steps.done(
           String.format(
-              java.util.Locale.ROOT,
+              Locale.ROOT,
               "%d events in %.1f s (%.0f events/s)",
               toDo,
               seconds,
@@ -387,7 +389,7 @@ public final class ReplayProcedure {
     for (int p = 0; p < partitions; p++) {
       long reached = committed.getOrDefault(p, 0L);
       long live = liveFrom.get(p);
-      java.util.TreeSet<Long> undecided = new java.util.TreeSet<>();
+      TreeSet<Long> undecided = new TreeSet<>();
       for (long o : pending.getOrDefault(p, List.of())) {
         if (o < live && (before == null || !before.emittedBefore(p, o))) {
           undecided.add(o); // parked by the stopped generation, emitted by none before it
