@@ -7,8 +7,13 @@ import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.embedded.EmbeddedKafka;
 import dev.runlane.embedded.EmbeddedRedis;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 
@@ -60,7 +65,7 @@ public final class BenchContext implements AutoCloseable {
 
   /** The bench's broker settings: {@link #BROKER_DEFAULTS}, then a run's overrides. */
   public static Map<String, String> brokerConfig(String spec) {
-    Map<String, String> config = new java.util.LinkedHashMap<>(BROKER_DEFAULTS);
+    Map<String, String> config = new LinkedHashMap<>(BROKER_DEFAULTS);
     config.putAll(brokerOverrides(spec));
     return config;
   }
@@ -73,7 +78,7 @@ public final class BenchContext implements AutoCloseable {
    * log.segment.bytes=1073741824}), to see what the shared broker's housekeeping costs.
    */
   public static Map<String, String> brokerOverrides(String spec) {
-    Map<String, String> out = new java.util.LinkedHashMap<>();
+    Map<String, String> out = new LinkedHashMap<>();
     if (spec == null || spec.isBlank()) {
       return out;
     }
@@ -148,9 +153,9 @@ public final class BenchContext implements AutoCloseable {
   }
 
   /** The broker's topics now (none if no stage has started the broker yet). */
-  public synchronized java.util.Set<String> topics() throws Exception {
+  public synchronized Set<String> topics() throws Exception {
     if (kafka == null) {
-      return java.util.Set.of();
+      return Set.of();
     }
     try (Admin admin = admin()) {
       return admin.listTopics().names().get();
@@ -161,15 +166,15 @@ public final class BenchContext implements AutoCloseable {
    * Deletes the topics created since {@code before}. A stage's compacted topics (the processor
    * stage writes ~1M keys to several) otherwise keep the log cleaner busy under the next stage.
    */
-  public synchronized void deleteTopicsSince(java.util.Set<String> before) throws Exception {
+  public synchronized void deleteTopicsSince(Set<String> before) throws Exception {
     if (kafka == null) {
       return;
     }
     try (Admin admin = admin()) {
-      java.util.Set<String> created = new java.util.TreeSet<>(admin.listTopics().names().get());
+      Set<String> created = new TreeSet<>(admin.listTopics().names().get());
       created.removeAll(before);
       if (!created.isEmpty()) {
-        admin.deleteTopics(created).all().get(60, java.util.concurrent.TimeUnit.SECONDS);
+        admin.deleteTopics(created).all().get(60, TimeUnit.SECONDS);
       }
     }
   }
@@ -183,7 +188,7 @@ public final class BenchContext implements AutoCloseable {
     try (Admin admin = admin()) {
       TopicEnsurer.ensure(
           admin,
-          java.util.Arrays.stream(names)
+          Arrays.stream(names)
               .map(n -> TopicEnsurer.plain(n, new TopicSettings(PARTITIONS, (short) 1)))
               .toList(),
           Duration.ofSeconds(30));

@@ -4,9 +4,13 @@ import dev.runlane.bench.probe.Probes;
 import dev.runlane.bench.report.Results;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * {@code java -jar bench/target/runlane-bench.jar [--quick] [--out DIR] [stage...]}: runs the
@@ -55,7 +59,7 @@ public final class BenchMain {
     Results results = new Results(quick ? "quick" : "full");
     // A run with overridden settings must say so in its results, or its figures cannot be
     // reproduced from them.
-    java.util.Map<String, String> overrides = new java.util.TreeMap<>();
+    Map<String, String> overrides = new TreeMap<>();
     BenchContext.passThrough(overrides, Stages.variables());
     BenchContext.passThrough(
         overrides, List.of(BenchContext.BROKER_CONFIG_VARIABLE, Probes.VARIABLE));
@@ -70,9 +74,9 @@ public final class BenchMain {
     try (BenchContext ctx = new BenchContext(quick, results, jar, probes)) {
       for (Stage s : ordered) {
         String stage = s.name();
-        System.out.printf("%n== %s == start %s%n", stage, java.time.Instant.now());
+        System.out.printf("%n== %s == start %s%n", stage, Instant.now());
         long t0 = System.nanoTime();
-        java.util.Set<String> topicsBefore = ctx.topics();
+        Set<String> topicsBefore = ctx.topics();
         try {
           results.command(stage, ctx.command(stage));
           s.run(ctx);
@@ -88,7 +92,7 @@ public final class BenchMain {
         }
         System.out.printf(
             "== %s done in %.0f s == end %s%n",
-            stage, (System.nanoTime() - t0) / 1e9, java.time.Instant.now());
+            stage, (System.nanoTime() - t0) / 1e9, Instant.now());
         results.write(out); // keep what we have if a later stage hangs
       }
     }

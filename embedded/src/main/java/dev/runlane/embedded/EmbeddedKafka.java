@@ -24,6 +24,9 @@ import kafka.server.KafkaRaftServer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.ScramCredentialInfo;
+import org.apache.kafka.clients.admin.ScramMechanism;
+import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.storage.Formatter;
@@ -141,10 +144,9 @@ public final class EmbeddedKafka implements AutoCloseable {
       admin
           .alterUserScramCredentials(
               List.of(
-                  new org.apache.kafka.clients.admin.UserScramCredentialUpsertion(
+                  new UserScramCredentialUpsertion(
                       secured.username(),
-                      new org.apache.kafka.clients.admin.ScramCredentialInfo(
-                          org.apache.kafka.clients.admin.ScramMechanism.SCRAM_SHA_512, 4096),
+                      new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096),
                       secured.password())))
           .all()
           .get(30, TimeUnit.SECONDS);

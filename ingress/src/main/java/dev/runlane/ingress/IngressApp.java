@@ -7,9 +7,9 @@ import dev.runlane.common.kafka.TopicEnsurer;
 import dev.runlane.common.kafka.TopicPolicy;
 import dev.runlane.common.signature.StandardWebhooksVerifier;
 import dev.runlane.common.signature.SumeSignatureVerifier;
-import dev.runlane.ingress.http.ErrorWriter;
 import dev.runlane.ingress.http.IngressMeters;
 import dev.runlane.ingress.http.IngressServer;
+import dev.runlane.ingress.http.ResponseWriter;
 import dev.runlane.ingress.http.Routes;
 import dev.runlane.ingress.http.WebhookHandler;
 import dev.runlane.ingress.http.WebhookSource;
@@ -138,8 +138,8 @@ public final class IngressApp implements AutoCloseable {
                   .setPreferNativeTransport(false));
       started.add(0, () -> vertx.close().await(5, TimeUnit.SECONDS));
       IngressMeters meters = new IngressMeters(registry);
-      ErrorWriter errors = new ErrorWriter(config.retryAfter());
-      Routes routes = new Routes(errors);
+      ResponseWriter responses = new ResponseWriter(config.retryAfter());
+      Routes routes = new Routes(responses);
       EnvelopeParser parser = EnvelopeParser.withDefaults();
       Clock clock = Clock.systemUTC();
       for (WebhookSource source : sources(config, clock)) {
@@ -149,7 +149,7 @@ public final class IngressApp implements AutoCloseable {
                 source,
                 parser,
                 publisher,
-                errors,
+                responses,
                 meters,
                 vertx,
                 config.maxBodyBytes(),

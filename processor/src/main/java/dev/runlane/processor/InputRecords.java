@@ -10,6 +10,7 @@ import java.util.TreeSet;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -78,7 +79,7 @@ final class InputRecords implements InputReader {
           }
         }
       }
-    } catch (org.apache.kafka.clients.consumer.OffsetOutOfRangeException e) {
+    } catch (OffsetOutOfRangeException e) {
       throw new IllegalStateException(
           "held events' records are no longer in " + partition + " (its retention?)", e);
     }

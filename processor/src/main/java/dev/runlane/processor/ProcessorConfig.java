@@ -9,7 +9,6 @@ import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.kafka.TopicPolicy;
 import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.processor.dedup.RedisDedup.RedisDedupSettings;
-import dev.runlane.processor.topology.TopologySettings;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -77,6 +76,9 @@ public record ProcessorConfig(
    * Kafka's rule for a group instance id (legal characters, at most 249 of them), less room for the
    * "-N" that Streams appends per stream thread.
    */
+  /** The cap on held events per task unless PROCESSOR_REORDER_MAX_HELD says otherwise. */
+  public static final int DEFAULT_REORDER_MAX_HELD = 10_000;
+
   private static final Pattern GROUP_INSTANCE_ID = Pattern.compile("[a-zA-Z0-9._-]{1,240}");
 
   /** What the processor does while Redis does not answer. */
@@ -129,8 +131,7 @@ public record ProcessorConfig(
             // (D46).
             r.duration(
                 "PROCESSOR_REORDER_WINDOW", Duration.ZERO, Duration.ZERO, Duration.ofSeconds(5)),
-            r.integer(
-                "PROCESSOR_REORDER_MAX_HELD", TopologySettings.DEFAULT_MAX_HELD, 1, 1_000_000),
+            r.integer("PROCESSOR_REORDER_MAX_HELD", DEFAULT_REORDER_MAX_HELD, 1, 1_000_000),
             r.millis("PROCESSOR_SESSION_TIMEOUT_MS", 6000, 1000, 300_000),
             r.string("PROCESSING_GUARANTEE", "exactly_once_v2"),
             // Under exactly-once, a task that crashed is wiped and restored from its changelog

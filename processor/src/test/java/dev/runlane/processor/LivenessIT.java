@@ -23,8 +23,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A stream thread that dies on every attempt is not replaced for ever behind a live 200: after more
- * than {@link ProcessorApp#MAX_THREAD_REPLACEMENTS} deaths in the window the processor stops and
- * its liveness turns DOWN, so a supervisor restarts it (D36).
+ * than {@link ThreadDeathPolicy#MAX_THREAD_REPLACEMENTS} deaths in the window the processor stops
+ * and its liveness turns DOWN, so a supervisor restarts it (D36).
  */
 @RealInfra
 class LivenessIT {

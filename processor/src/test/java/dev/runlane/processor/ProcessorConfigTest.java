@@ -39,27 +39,25 @@ class ProcessorConfigTest {
   void transactionalStateStoresReachStreamsAndCanBeSwitchedOff() {
     HostInfo self = new HostInfo("localhost", 9081);
     assertThat(
-            ProcessorApp.streamsProperties(ProcessorConfig.fromEnv(Map.of()), self)
+            StreamsSettings.of(ProcessorConfig.fromEnv(Map.of()), self)
                 .get(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG))
         .isEqualTo(true);
     ProcessorConfig off =
         ProcessorConfig.fromEnv(Map.of("PROCESSOR_TRANSACTIONAL_STATE_STORES", "false"));
-    assertThat(
-            ProcessorApp.streamsProperties(off, self)
-                .get(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG))
+    assertThat(StreamsSettings.of(off, self).get(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG))
         .isEqualTo(false);
   }
 
   @Test
   void theRunStoresShareOneRocksDbBudgetUnlessItIsZero() {
     HostInfo self = new HostInfo("localhost", 9081);
-    var bounded = ProcessorApp.streamsProperties(ProcessorConfig.fromEnv(Map.of()), self);
+    var bounded = StreamsSettings.of(ProcessorConfig.fromEnv(Map.of()), self);
     assertThat(bounded.get(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG))
         .isEqualTo(dev.runlane.processor.runs.RunStoreMemory.class);
     assertThat(bounded.get(dev.runlane.processor.runs.RunStoreMemory.BYTES_CONFIG))
         .isEqualTo(256L * 1024 * 1024);
     var streamsDefaults =
-        ProcessorApp.streamsProperties(
+        StreamsSettings.of(
             ProcessorConfig.fromEnv(Map.of("PROCESSOR_ROCKSDB_MEMORY_MB", "0")), self);
     assertThat(streamsDefaults).doesNotContainKey(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG);
 
@@ -73,13 +71,13 @@ class ProcessorConfigTest {
   void aGroupInstanceIdMakesEachStreamThreadAStaticMember() {
     HostInfo self = new HostInfo("localhost", 9081);
     StreamsConfig dynamic =
-        new StreamsConfig(ProcessorApp.streamsProperties(ProcessorConfig.fromEnv(Map.of()), self));
+        new StreamsConfig(StreamsSettings.of(ProcessorConfig.fromEnv(Map.of()), self));
     assertThat(dynamic.getMainConsumerConfigs("group", "client", 0))
         .doesNotContainKey(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
 
     StreamsConfig fixed =
         new StreamsConfig(
-            ProcessorApp.streamsProperties(
+            StreamsSettings.of(
                 ProcessorConfig.fromEnv(
                     Map.of(
                         "PROCESSOR_GROUP_INSTANCE_ID", "runlane-processor-1",
@@ -101,8 +99,7 @@ class ProcessorConfigTest {
   void theMainConsumerWaitsForAFullerFetchButNotLong() {
     StreamsConfig streams =
         new StreamsConfig(
-            ProcessorApp.streamsProperties(
-                ProcessorConfig.fromEnv(Map.of()), new HostInfo("localhost", 9081)));
+            StreamsSettings.of(ProcessorConfig.fromEnv(Map.of()), new HostInfo("localhost", 9081)));
     Map<String, Object> main = streams.getMainConsumerConfigs("group", "client", 0);
     assertThat(main)
         .containsEntry(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 32 * 1024)
@@ -117,8 +114,7 @@ class ProcessorConfigTest {
   void everyClientStreamsMakesLeavesItsSocketBuffersToTheKernel() {
     StreamsConfig streams =
         new StreamsConfig(
-            ProcessorApp.streamsProperties(
-                ProcessorConfig.fromEnv(Map.of()), new HostInfo("localhost", 9081)));
+            StreamsSettings.of(ProcessorConfig.fromEnv(Map.of()), new HostInfo("localhost", 9081)));
     // A fixed receive buffer dropped fetch responses and stalled the stream thread ~200 ms (D34).
     for (Map<String, Object> client :
         List.of(
@@ -206,15 +202,12 @@ class ProcessorConfigTest {
   void theStreamsProducerCompressesAsConfigured() {
     HostInfo self = new HostInfo("localhost", 9081);
     assertThat(
-            new StreamsConfig(
-                    ProcessorApp.streamsProperties(ProcessorConfig.fromEnv(Map.of()), self))
+            new StreamsConfig(StreamsSettings.of(ProcessorConfig.fromEnv(Map.of()), self))
                 .getProducerConfigs("client"))
         .containsEntry(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
     ProcessorConfig snappy =
         ProcessorConfig.fromEnv(Map.of("PROCESSOR_PRODUCER_COMPRESSION", "snappy"));
-    assertThat(
-            new StreamsConfig(ProcessorApp.streamsProperties(snappy, self))
-                .getProducerConfigs("client"))
+    assertThat(new StreamsConfig(StreamsSettings.of(snappy, self)).getProducerConfigs("client"))
         .containsEntry(ProducerConfig.COMPRESSION_TYPE_CONFIG, "snappy");
     assertThatThrownBy(
             () -> ProcessorConfig.fromEnv(Map.of("PROCESSOR_PRODUCER_COMPRESSION", "lz5")))

@@ -5,6 +5,7 @@ import dev.runlane.common.config.Secret;
 import dev.runlane.common.kafka.KafkaClientSettings;
 import dev.runlane.common.kafka.TopicNames;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Pattern;
@@ -49,7 +50,7 @@ public record SinkConfig(
     // Kubernetes Secret can hold the password alone and no log line shows it.
     if (!url.isEmpty() && !url.startsWith("jdbc:postgresql://")) {
       r.problem(ENV_DATABASE_URL + " must start with jdbc:postgresql://");
-    } else if (url.toLowerCase(java.util.Locale.ROOT).contains("password=")) {
+    } else if (url.toLowerCase(Locale.ROOT).contains("password=")) {
       r.problem(ENV_DATABASE_URL + " must not hold a password: use " + ENV_DATABASE_PASSWORD);
     }
     String groupId = r.string("SINK_GROUP_ID", "runlane-sink");

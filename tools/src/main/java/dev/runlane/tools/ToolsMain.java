@@ -11,10 +11,13 @@ import dev.runlane.tools.generation.StatusReport;
 import dev.runlane.tools.kafka.Cluster;
 import dev.runlane.tools.sink.SinkCommands;
 import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -53,8 +56,8 @@ public final class ToolsMain implements Runnable {
   /** Runs one command line against {@code env}; returns the exit code. */
   public static int run(Map<String, String> env, PrintStream out, PrintStream err, String... args) {
     CommandLine cli = new CommandLine(new ToolsMain());
-    cli.setOut(new java.io.PrintWriter(out, true));
-    cli.setErr(new java.io.PrintWriter(err, true));
+    cli.setOut(new PrintWriter(out, true));
+    cli.setErr(new PrintWriter(err, true));
     cli.setExecutionExceptionHandler(
         (e, commandLine, parsed) -> {
           if (e instanceof Refused) {
@@ -332,7 +335,7 @@ public final class ToolsMain implements Runnable {
     String reason;
 
     @Option(names = "--at", description = "One record, <topic>/<partition>/<offset> (repeatable).")
-    java.util.List<String> at = new java.util.ArrayList<>();
+    List<String> at = new ArrayList<>();
 
     @Option(
         names = "--rate",

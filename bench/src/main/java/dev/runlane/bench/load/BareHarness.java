@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.header.Headers;
 
 /**
@@ -73,7 +74,7 @@ public final class BareHarness implements AutoCloseable {
       try {
         producer.partitionsFor(topic);
         return;
-      } catch (org.apache.kafka.common.errors.TimeoutException e) {
+      } catch (TimeoutException e) {
         if (System.nanoTime() > deadline) {
           throw e;
         }

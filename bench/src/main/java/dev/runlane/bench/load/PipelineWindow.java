@@ -9,9 +9,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -109,7 +112,7 @@ public final class PipelineWindow {
     Set<String> staleIds = ConcurrentHashMap.newKeySet();
     AtomicBoolean stop = new AtomicBoolean();
     Map<String, Boolean> measuredIds = new ConcurrentHashMap<>();
-    java.util.concurrent.CountDownLatch positioned = new java.util.concurrent.CountDownLatch(1);
+    CountDownLatch positioned = new CountDownLatch(1);
     Thread reader =
         new Thread(
             () ->
@@ -127,7 +130,7 @@ public final class PipelineWindow {
                     positioned),
             "e2e-reader");
     reader.start();
-    if (!positioned.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
+    if (!positioned.await(30, TimeUnit.SECONDS)) {
       stop.set(true);
       throw new IllegalStateException("the events reader did not get its positions in 30 s");
     }
@@ -179,13 +182,13 @@ public final class PipelineWindow {
       Map<String, Boolean> measuredIds,
       Latency latency,
       AtomicLong matched,
-      java.util.concurrent.CountDownLatch positioned) {
+      CountDownLatch positioned) {
     Map<String, Object> c = KafkaClients.readCommitted(bootstrap);
     c.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 5);
     try (KafkaConsumer<byte[], byte[]> consumer =
         new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       List<TopicPartition> parts =
-          java.util.stream.Stream.of(topic, staleTopic)
+          Stream.of(topic, staleTopic)
               .flatMap(t -> consumer.partitionsFor(t).stream())
               .map(p -> new TopicPartition(p.topic(), p.partition()))
               .toList();

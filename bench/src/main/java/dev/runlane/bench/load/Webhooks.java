@@ -2,11 +2,13 @@ package dev.runlane.bench.load;
 
 import dev.runlane.common.config.Secret;
 import dev.runlane.common.envelope.SumeEvents;
+import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.signature.SumeSignatureVerifier;
 import java.time.Instant;
 import java.util.Base64;
 import java.util.SplittableRandom;
 import java.util.UUID;
+import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
  * Signed Sume webhooks as a sender would make them: a JSON envelope with a unique request_id, one
@@ -86,21 +88,18 @@ public final class Webhooks {
    * A record as the ingress writes it, produced straight into the processor's input: key = run id,
    * the body, and the request_id and received_at headers.
    */
-  public static org.apache.kafka.clients.producer.ProducerRecord<String, byte[]> record(
+  public static ProducerRecord<String, byte[]> record(
       String topic,
       String requestId,
       String runId,
-      java.time.Instant createdAt,
+      Instant createdAt,
       int bodyBytes,
-      java.util.SplittableRandom random) {
+      SplittableRandom random) {
     byte[] body = body(requestId, runId, createdAt.toString(), "run.updated", bodyBytes, random);
-    var record = new org.apache.kafka.clients.producer.ProducerRecord<>(topic, runId, body);
-    dev.runlane.common.kafka.RecordHeaders.put(
-        record.headers(), dev.runlane.common.kafka.RecordHeaders.REQUEST_ID, requestId);
-    dev.runlane.common.kafka.RecordHeaders.put(
-        record.headers(),
-        dev.runlane.common.kafka.RecordHeaders.RECEIVED_AT,
-        Long.toString(System.currentTimeMillis()));
+    var record = new ProducerRecord<>(topic, runId, body);
+    RecordHeaders.put(record.headers(), RecordHeaders.REQUEST_ID, requestId);
+    RecordHeaders.put(
+        record.headers(), RecordHeaders.RECEIVED_AT, Long.toString(System.currentTimeMillis()));
     return record;
   }
 

@@ -1,6 +1,8 @@
 package dev.runlane.bench.probe;
 
 import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,10 +26,8 @@ public final class JfrTop {
     Map<String, Integer> total = new HashMap<>();
     Map<String, Integer> threads = new HashMap<>();
     Map<String, Integer> packages = new HashMap<>();
-    java.time.Instant from =
-        args.length > 3 ? java.time.Instant.parse(args[2]) : java.time.Instant.MIN;
-    java.time.Instant to =
-        args.length > 3 ? java.time.Instant.parse(args[3]) : java.time.Instant.MAX;
+    Instant from = args.length > 3 ? Instant.parse(args[2]) : Instant.MIN;
+    Instant to = args.length > 3 ? Instant.parse(args[3]) : Instant.MAX;
     int samples = 0;
     try (RecordingFile file = new RecordingFile(Path.of(args[0]))) {
       while (file.hasMoreEvents()) {
@@ -77,6 +77,6 @@ public final class JfrTop {
     int dot = type.lastIndexOf('.');
     String p = dot < 0 ? type : type.substring(0, dot);
     String[] parts = p.split("\\.");
-    return String.join(".", java.util.Arrays.copyOf(parts, Math.min(parts.length, 4)));
+    return String.join(".", Arrays.copyOf(parts, Math.min(parts.length, 4)));
   }
 }

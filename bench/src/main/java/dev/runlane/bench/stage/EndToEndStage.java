@@ -15,6 +15,8 @@ import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.embedded.EmbeddedPostgres;
 import dev.runlane.ingress.IngressApp;
 import dev.runlane.processor.ProcessorApp;
+import dev.runlane.sink.SinkMetrics;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -25,6 +27,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -196,8 +200,7 @@ public final class EndToEndStage extends Stage {
       report(ctx, step, rate, topics);
       BucketWindow rows = BucketWindow.between(before, after);
       System.out.printf("  e2e @ %,.0f/s to rows: %s%n", rate, rows);
-      io.micrometer.core.instrument.Timer batches =
-          sink.registry().find(dev.runlane.sink.SinkMetrics.BATCH_LATENCY).timer();
+      Timer batches = sink.registry().find(SinkMetrics.BATCH_LATENCY).timer();
       ctx.results.note(
           STAGE,
           String.format(
@@ -205,8 +208,8 @@ public final class EndToEndStage extends Stage {
                   + " max (last 2 min) %.1f ms",
               rate,
               batches.count(),
-              batches.mean(java.util.concurrent.TimeUnit.MILLISECONDS),
-              batches.max(java.util.concurrent.TimeUnit.MILLISECONDS)));
+              batches.mean(TimeUnit.MILLISECONDS),
+              batches.max(TimeUnit.MILLISECONDS)));
       ctx.results.note(
           STAGE,
           String.format(
@@ -237,8 +240,8 @@ public final class EndToEndStage extends Stage {
    * resolution.
    */
   record BucketWindow(double[] boundsMs, long[] counts, long count) {
-    static java.util.TreeMap<Double, Long> buckets(String scrape, String series) {
-      java.util.TreeMap<Double, Long> out = new java.util.TreeMap<>();
+    static TreeMap<Double, Long> buckets(String scrape, String series) {
+      TreeMap<Double, Long> out = new TreeMap<>();
       for (String line : scrape.split("\n")) {
         if (!line.startsWith(series + "_bucket{")) {
           continue;
@@ -253,8 +256,7 @@ public final class EndToEndStage extends Stage {
       return out;
     }
 
-    static BucketWindow between(
-        java.util.TreeMap<Double, Long> before, java.util.TreeMap<Double, Long> after) {
+    static BucketWindow between(TreeMap<Double, Long> before, TreeMap<Double, Long> after) {
       double[] bounds = new double[after.size()];
       long[] counts = new long[after.size()];
       int i = 0;

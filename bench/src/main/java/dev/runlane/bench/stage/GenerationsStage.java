@@ -10,6 +10,7 @@ import dev.runlane.bench.report.Results;
 import dev.runlane.bench.report.Row;
 import dev.runlane.common.generation.ControlTopic;
 import dev.runlane.common.generation.Generation;
+import dev.runlane.common.kafka.KafkaClientSettings;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.common.metrics.Metrics;
@@ -74,7 +75,7 @@ public final class GenerationsStage extends Stage {
             topics,
             new TopicSettings(BenchContext.PARTITIONS, (short) 1),
             ControlTopic.DEFAULT_NAME,
-            dev.runlane.common.kafka.KafkaClientSettings.none());
+            KafkaClientSettings.none());
     PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
     ProcessorApp app =
         Services.startProcessor(

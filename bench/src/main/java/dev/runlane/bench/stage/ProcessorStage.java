@@ -18,16 +18,20 @@ import dev.runlane.processor.topology.FaultHook;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.streams.KafkaStreams;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.params.ScanParams;
 import redis.clients.jedis.resps.ScanResult;
@@ -182,9 +186,8 @@ public final class ProcessorStage extends Stage {
    * Bytes the application's producer sent, by topic (the producer's {@code byte-total}), with the
    * application id cut from internal topic names.
    */
-  static Map<String, Double> bytesWritten(
-      org.apache.kafka.streams.KafkaStreams streams, String appId) {
-    Map<String, Double> bytes = new java.util.TreeMap<>();
+  static Map<String, Double> bytesWritten(KafkaStreams streams, String appId) {
+    Map<String, Double> bytes = new TreeMap<>();
     streams.metrics().values().stream()
         .filter(m -> m.metricName().group().equals("producer-topic-metrics"))
         .filter(m -> m.metricName().name().equals("byte-total"))
@@ -286,7 +289,7 @@ public final class ProcessorStage extends Stage {
                       c -> c.getId().getTag("outcome") + "/" + c.getId().getTag("layer"),
                       Counter::count,
                       Double::sum,
-                      java.util.TreeMap::new));
+                      TreeMap::new));
       Run run =
           new Run(
               appId,
@@ -335,12 +338,11 @@ public final class ProcessorStage extends Stage {
    * count did not change during the collection.
    */
   record HeapSample(long heapBytes, long items, boolean valid) {
-    static HeapSample take(java.util.function.LongSupplier items) {
+    static HeapSample take(LongSupplier items) {
       long before = items.getAsLong();
       System.gc();
       System.gc();
-      long heap =
-          java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+      long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
       long after = items.getAsLong();
       return new HeapSample(heap, after, before == after);
     }
@@ -355,7 +357,7 @@ public final class ProcessorStage extends Stage {
   }
 
   /** Each stream thread's {@code commit-total}. */
-  private static Map<String, Double> threadCommits(org.apache.kafka.streams.KafkaStreams streams) {
+  private static Map<String, Double> threadCommits(KafkaStreams streams) {
     Map<String, Double> commits = new HashMap<>();
     streams.metrics().values().stream()
         .filter(m -> m.metricName().group().equals("stream-thread-metrics"))

@@ -11,6 +11,7 @@ import dev.runlane.bench.report.Results;
 import dev.runlane.bench.report.Row;
 import dev.runlane.common.kafka.RecordHeaders;
 import java.io.File;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -22,6 +23,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -42,6 +44,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
@@ -300,7 +303,7 @@ public final class RecoveryStage extends Stage {
         }
         millis[i] = (System.nanoTime() - start) / 1e6;
       }
-      java.util.Arrays.sort(millis);
+      Arrays.sort(millis);
       return millis[n / 2];
     }
 
@@ -311,7 +314,7 @@ public final class RecoveryStage extends Stage {
                 .timeout(Duration.ofMillis(500))
                 .build();
         return http.send(get, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
-      } catch (java.io.IOException e) {
+      } catch (IOException e) {
         return false; // not listening yet
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
@@ -396,10 +399,7 @@ public final class RecoveryStage extends Stage {
     Instant t0 = Instant.now();
     RateSchedule schedule = new RateSchedule(System.nanoTime(), rate);
     try (KafkaProducer<String, byte[]> producer =
-        new KafkaProducer<>(
-            p,
-            new StringSerializer(),
-            new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+        new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
       for (long i = 0; !stop.get(); i++) {
         schedule.parkUntilDue(i);
         String id = new UUID(idHigh, i).toString();

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -47,8 +48,7 @@ record RunningSink(SinkApp app, PrometheusMeterRegistry registry) implements Aut
    */
   void awaitCaughtUp(String bootstrap, String topic, String group, Duration timeout)
       throws Exception {
-    try (org.apache.kafka.clients.admin.Admin admin =
-        org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
       Map<TopicPartition, Long> end = Offsets.endOffsets(admin, topic);
       long total = end.values().stream().mapToLong(Long::longValue).sum();
       long deadline = System.nanoTime() + timeout.toNanos();

@@ -6,16 +6,19 @@ import dev.runlane.bench.load.Fill;
 import dev.runlane.bench.load.KafkaClients;
 import dev.runlane.bench.report.Results;
 import dev.runlane.bench.report.Row;
+import dev.runlane.common.config.Secret;
 import dev.runlane.embedded.EmbeddedPostgres;
 import dev.runlane.sink.SinkMetrics;
 import dev.runlane.sink.db.SinkDatabase;
 import dev.runlane.sink.event.EventDecoder;
 import dev.runlane.sink.event.SinkEvent;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.sql.Types;
 import java.time.Duration;
@@ -24,6 +27,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -210,8 +216,7 @@ public final class SinkStage extends Stage {
             SinkDatabase.open(
                 postgres.jdbcUrl(db),
                 postgres.username(),
-                java.util.Optional.ofNullable(postgres.password())
-                    .map(dev.runlane.common.config.Secret::of),
+                Optional.ofNullable(postgres.password()).map(Secret::of),
                 Duration.ofSeconds(60));
         Connection c = database.connection()) {
       c.setAutoCommit(false);
@@ -256,12 +261,12 @@ public final class SinkStage extends Stage {
   }
 
   private static void upsertRuns(PreparedStatement upsert, Map<String, SinkEvent> newest)
-      throws java.sql.SQLException {
+      throws SQLException {
     if (newest.isEmpty()) {
       return;
     }
     // Run id order, as the sink takes its row locks.
-    for (SinkEvent e : new java.util.TreeMap<>(newest).values()) {
+    for (SinkEvent e : new TreeMap<>(newest).values()) {
       upsert.setString(1, e.runId());
       upsert.setString(2, e.requestId());
       upsert.setTimestamp(3, Timestamp.from(e.createdAtMicros()));
@@ -294,8 +299,7 @@ public final class SinkStage extends Stage {
         LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
       }
       double seconds = (System.nanoTime() - start) / 1e9;
-      io.micrometer.core.instrument.Timer batches =
-          registry.find(SinkMetrics.BATCH_LATENCY).timer();
+      Timer batches = registry.find(SinkMetrics.BATCH_LATENCY).timer();
       String note =
           String.format(
               "the sink: %,.0f rows in %.1f s after it was ready (%,.0f before), %,d batches of"
@@ -305,7 +309,7 @@ public final class SinkStage extends Stage {
               before,
               batches.count(),
               (double) events / batches.count(),
-              100 * batches.totalTime(java.util.concurrent.TimeUnit.SECONDS) / seconds);
+              100 * batches.totalTime(TimeUnit.SECONDS) / seconds);
       System.out.println("  " + note);
       return new SinkRun((events - before) / seconds, note);
     }

@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -55,7 +56,7 @@ public class VerifyBenchmark {
             size,
             new SplittableRandom(1));
     long ts = 1_796_000_000L;
-    Clock clock = Clock.fixed(Instant.ofEpochSecond(ts), java.time.ZoneOffset.UTC);
+    Clock clock = Clock.fixed(Instant.ofEpochSecond(ts), ZoneOffset.UTC);
     verifier = new SumeSignatureVerifier(List.of(secret), Duration.ofSeconds(300), clock);
     headers = HttpHeaders.headers();
     headers

@@ -10,6 +10,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
@@ -137,8 +139,7 @@ public final class EnvReader {
     if (v == null) {
       return def;
     }
-    java.util.regex.Matcher m =
-        java.util.regex.Pattern.compile("(\\d{1,9})(ms|s|m)?").matcher(v.trim());
+    Matcher m = Pattern.compile("(\\d{1,9})(ms|s|m)?").matcher(v.trim());
     if (m.matches() && (m.group(2) != null || Long.parseLong(m.group(1)) == 0)) {
       long n = Long.parseLong(m.group(1));
       Duration d =

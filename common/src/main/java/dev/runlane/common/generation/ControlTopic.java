@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.CloseOptions;
@@ -127,7 +128,7 @@ public final class ControlTopic {
         Thread.currentThread().interrupt();
         abortQuietly(e);
         throw new KafkaException("interrupted writing " + topic, e);
-      } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+      } catch (ExecutionException | TimeoutException e) {
         abortQuietly(e);
         throw new KafkaException("could not write the generation record to " + topic, e);
       }
@@ -192,6 +193,7 @@ public final class ControlTopic {
           }
         }
         if (System.nanoTime() - deadline > 0) {
+          // Named in full: Kafka's TimeoutException, where write() catches the JDK's.
           throw new org.apache.kafka.common.errors.TimeoutException(
               "could not read " + partition.topic() + " to its end within " + timeout);
         }

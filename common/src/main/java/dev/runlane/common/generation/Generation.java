@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.time.Instant;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -176,9 +177,9 @@ public record Generation(
     return "generation "
         + number
         + " ("
-        + kind.name().toLowerCase(java.util.Locale.ROOT)
+        + kind.name().toLowerCase(Locale.ROOT)
         + ", "
-        + state.name().toLowerCase(java.util.Locale.ROOT)
+        + state.name().toLowerCase(Locale.ROOT)
         + "): application.id="
         + applicationId
         + " input="

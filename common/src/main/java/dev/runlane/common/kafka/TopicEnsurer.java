@@ -236,6 +236,7 @@ public final class TopicEnsurer {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new InterruptException(e);
+      // Named in full: the JDK's TimeoutException, where the rest of this class throws Kafka's.
     } catch (java.util.concurrent.TimeoutException e) {
       throw timeout(names, action, e);
     } catch (ExecutionException e) {

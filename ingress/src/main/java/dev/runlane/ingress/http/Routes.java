@@ -15,10 +15,10 @@ import java.util.Objects;
 public final class Routes implements Handler<HttpServerRequest> {
 
   private final Map<String, Handler<HttpServerRequest>> post = new LinkedHashMap<>();
-  private final ErrorWriter errors;
+  private final ResponseWriter responses;
 
-  public Routes(ErrorWriter errors) {
-    this.errors = Objects.requireNonNull(errors, "errors");
+  public Routes(ResponseWriter responses) {
+    this.responses = Objects.requireNonNull(responses, "responses");
   }
 
   /** Adds {@code POST path}. */
@@ -38,9 +38,9 @@ public final class Routes implements Handler<HttpServerRequest> {
   public void handle(HttpServerRequest request) {
     Handler<HttpServerRequest> handler = post.get(request.path());
     if (handler == null) {
-      errors.notFound(request);
+      responses.notFound(request);
     } else if (request.method() != HttpMethod.POST) {
-      errors.methodNotAllowed(request, "POST");
+      responses.methodNotAllowed(request, "POST");
     } else {
       handler.handle(request);
     }

@@ -57,7 +57,7 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
   private final WebhookSource source;
   private final EnvelopeParser parser;
   private final WebhookPublisher publisher;
-  private final ErrorWriter errors;
+  private final ResponseWriter responses;
   private final IngressMeters meters;
   private final Vertx vertx;
   private final int maxBodyBytes;
@@ -71,7 +71,7 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
       WebhookSource source,
       EnvelopeParser parser,
       WebhookPublisher publisher,
-      ErrorWriter errors,
+      ResponseWriter responses,
       IngressMeters meters,
       Vertx vertx,
       int maxBodyBytes,
@@ -80,7 +80,7 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
     this.source = source;
     this.parser = parser;
     this.publisher = publisher;
-    this.errors = errors;
+    this.responses = responses;
     this.meters = meters;
     this.vertx = vertx;
     this.maxBodyBytes = maxBodyBytes;
@@ -105,7 +105,7 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
           "rejected {} webhook: content type {} is not JSON",
           source.name(),
           truncate(request.getHeader(HttpHeaders.CONTENT_TYPE)));
-      errors.send(request, 415, "unsupported_media_type", "the body must be application/json");
+      responses.error(request, 415, "unsupported_media_type", "the body must be application/json");
       return;
     }
     Buffer body =
@@ -192,7 +192,7 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
           truncate(request.getHeader(source.verifier().headerNames().get(0))),
           e.code(),
           e.getMessage());
-      errors.send(request, 401, e.code(), "the signature or its timestamp is not valid");
+      responses.error(request, 401, e.code(), "the signature or its timestamp is not valid");
       return;
     }
     long remainingMillis = remainingMillis(receivedNanos);
@@ -228,7 +228,7 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
                       metadata.topic(),
                       metadata.partition(),
                       metadata.offset()));
-          errors.ok(
+          responses.ok(
               request,
               new JsonObject().put("status", "accepted").put("request_id", envelope.requestId()));
         });
@@ -263,7 +263,7 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
               metadata.offset(),
               e.code(),
               e.getMessage());
-          errors.ok(
+          responses.ok(
               request, new JsonObject().put("status", "dead_lettered").put("reason", e.code()));
         });
   }
@@ -343,20 +343,21 @@ public final class WebhookHandler implements Handler<HttpServerRequest> {
                 source.name(),
                 why,
                 error == null ? "" : ": " + error));
-    errors.unavailable(request, clientMessage);
+    responses.unavailable(request, clientMessage);
   }
 
   private void internalError(HttpServerRequest request, RuntimeException e) {
     meters.count(source.name(), Outcome.INTERNAL_ERROR);
     log.error("answered 503 to {} webhook: unexpected failure", source.name(), e);
-    errors.unavailable(request, "the webhook could not be processed; retry later");
+    responses.unavailable(request, "the webhook could not be processed; retry later");
   }
 
   private void tooLarge(HttpServerRequest request, String what) {
     meters.count(source.name(), Outcome.TOO_LARGE);
     log.debug(
         "rejected {} webhook: {} over the limit of {} bytes", source.name(), what, maxBodyBytes);
-    errors.send(request, 413, "too_large", "the body is larger than " + maxBodyBytes + " bytes");
+    responses.error(
+        request, 413, "too_large", "the body is larger than " + maxBodyBytes + " bytes");
   }
 
   private Map<String, String> signatureHeaders(HttpServerRequest request) {

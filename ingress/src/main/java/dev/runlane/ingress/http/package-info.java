@@ -1,2 +1,2 @@
-/** The webhook HTTP server: lifecycle, route table, webhook handler, the one error writer. */
+/** The webhook HTTP server: lifecycle, route table, webhook handler, the one response writer. */
 package dev.runlane.ingress.http;

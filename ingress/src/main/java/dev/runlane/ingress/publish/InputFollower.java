@@ -8,6 +8,7 @@ import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -119,7 +120,7 @@ public final class InputFollower implements Supplier<String>, AutoCloseable {
       // generation drained would never be read, where a request that fails now is retried (D35).
       long deadline = System.nanoTime() + SWITCH_WITHIN.toNanos();
       while (!metadataReady.apply(next) && System.nanoTime() - deadline < 0) {
-        java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
+        LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
       }
       log.info("writing webhooks to {} from now on (was {})", next, topic);
       topic = next;

@@ -14,6 +14,7 @@ import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.header.Headers;
 import org.slf4j.Logger;
@@ -158,7 +159,7 @@ public final class WebhookPublisher implements AutoCloseable {
       LockSupport.parkNanos(wait);
     }
     if (Thread.currentThread().isInterrupted()) {
-      throw new org.apache.kafka.common.errors.InterruptException("interrupted waiting for Kafka");
+      throw new InterruptException("interrupted waiting for Kafka");
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.runlane.local.verify;
 
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -27,7 +28,7 @@ public final class ConsumerLag {
     try {
       TopicDescription description =
           admin
-              .describeTopics(java.util.List.of(topic))
+              .describeTopics(List.of(topic))
               .allTopicNames()
               .get(TIMEOUT_MS, TimeUnit.MILLISECONDS)
               .get(topic);

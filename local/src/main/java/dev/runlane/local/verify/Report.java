@@ -1,5 +1,6 @@
 package dev.runlane.local.verify;
 
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,7 +15,7 @@ public record Report(List<Check> checks, Map<String, Long> counts) {
 
   public Report {
     checks = List.copyOf(checks);
-    counts = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(counts));
+    counts = Collections.unmodifiableMap(new LinkedHashMap<>(counts));
   }
 
   /** Whether every check passed. */

@@ -3,6 +3,7 @@ package dev.runlane.processor.dedup;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /** Meter names of the dedup layer. A timer's count is the number of Redis round trips. */
@@ -19,8 +20,8 @@ final class DedupMetrics {
         .publishPercentiles(0.5, 0.99)
         // Buckets too, so that latencies can be aggregated across pods (a quantile cannot).
         .publishPercentileHistogram()
-        .minimumExpectedValue(java.time.Duration.ofMillis(1))
-        .maximumExpectedValue(java.time.Duration.ofSeconds(30))
+        .minimumExpectedValue(Duration.ofMillis(1))
+        .maximumExpectedValue(Duration.ofSeconds(30))
         .register(registry);
   }
 

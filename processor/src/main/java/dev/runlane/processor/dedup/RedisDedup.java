@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
@@ -240,7 +241,7 @@ public final class RedisDedup implements Dedup {
    */
   private void answered(String op, Timer timer, long startNanos) {
     long took = nanoTime.getAsLong() - startNanos;
-    timer.record(took, java.util.concurrent.TimeUnit.NANOSECONDS);
+    timer.record(took, TimeUnit.NANOSECONDS);
     if (took > slowAfterNanos) {
       retryAtNanos.set(nanoTime.getAsLong() + retryBackoffNanos);
       if (available.compareAndSet(true, false)) {

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.OptionalInt;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -87,7 +88,7 @@ public final class InputCheck {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new KafkaException("interrupted describing " + topic, e);
-    } catch (java.util.concurrent.TimeoutException e) {
+    } catch (TimeoutException e) {
       throw new KafkaException("could not describe topic " + topic + " within " + timeout, e);
     }
   }

@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -104,8 +105,8 @@ public final class ProcessorMetrics {
             .publishPercentiles(0.5, 0.99)
             // Buckets too, so that latencies can be aggregated across pods (a quantile cannot).
             .publishPercentileHistogram()
-            .minimumExpectedValue(java.time.Duration.ofMillis(1))
-            .maximumExpectedValue(java.time.Duration.ofSeconds(30))
+            .minimumExpectedValue(Duration.ofMillis(1))
+            .maximumExpectedValue(Duration.ofSeconds(30))
             .register(registry);
     // Next to END_TO_END it says whether a late event was late reaching the stream thread
     // (consumer lag, a thread that polls late) or in the thread's own batching and decisions.
@@ -115,8 +116,8 @@ public final class ProcessorMetrics {
             .publishPercentiles(0.5, 0.99)
             // Buckets too, so that latencies can be aggregated across pods (a quantile cannot).
             .publishPercentileHistogram()
-            .minimumExpectedValue(java.time.Duration.ofMillis(1))
-            .maximumExpectedValue(java.time.Duration.ofSeconds(30))
+            .minimumExpectedValue(Duration.ofMillis(1))
+            .maximumExpectedValue(Duration.ofSeconds(30))
             .register(registry);
     // How long past its window a held event waited: a partition's time moves on only with a later
     // record or the idle clock, so this is what the window costs beyond W itself. Only events whose
@@ -129,8 +130,8 @@ public final class ProcessorMetrics {
                     + " release, on the wall clock")
             .publishPercentiles(0.5, 0.99)
             .publishPercentileHistogram()
-            .minimumExpectedValue(java.time.Duration.ofMillis(1))
-            .maximumExpectedValue(java.time.Duration.ofSeconds(30))
+            .minimumExpectedValue(Duration.ofMillis(1))
+            .maximumExpectedValue(Duration.ofSeconds(30))
             .register(registry);
     batchSize =
         DistributionSummary.builder(BATCH_SIZE)

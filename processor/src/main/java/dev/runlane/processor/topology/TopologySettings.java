@@ -47,11 +47,8 @@ public record TopologySettings(
         "",
         null,
         Duration.ZERO,
-        DEFAULT_MAX_HELD);
+        ProcessorConfig.DEFAULT_REORDER_MAX_HELD);
   }
-
-  /** The cap on held events per task unless PROCESSOR_REORDER_MAX_HELD says otherwise. */
-  public static final int DEFAULT_MAX_HELD = 10_000;
 
   public static TopologySettings from(ProcessorConfig config) {
     return from(config, Generation.initial(config.applicationId(), config.topics().webhooks()));
@@ -73,15 +70,16 @@ public record TopologySettings(
         config.reorderMaxHeld());
   }
 
+  /** Whether events are held to be applied in order: a reorder window is set (D46). */
+  boolean reorders() {
+    return !reorderWindow.isZero();
+  }
+
   /**
    * Whether the input may hold records the tools copied from an older generation's input: only a
    * later generation's does (generation 0's owner prefix is empty), so generation 0 never looks for
    * their header.
    */
-  boolean reorders() {
-    return !reorderWindow.isZero();
-  }
-
   boolean readsCopies() {
     return !ownerPrefix.isEmpty();
   }

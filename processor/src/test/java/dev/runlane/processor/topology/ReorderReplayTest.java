@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.runlane.common.envelope.EnvelopeParser;
 import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.processor.ProcessorConfig;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Dedup;
 import io.micrometer.core.instrument.Timer;
@@ -175,7 +176,7 @@ class ReorderReplayTest {
               "",
               null,
               WINDOW,
-              TopologySettings.DEFAULT_MAX_HELD);
+              ProcessorConfig.DEFAULT_REORDER_MAX_HELD);
       Properties props = new Properties();
       props.put(StreamsConfig.APPLICATION_ID_CONFIG, "reorder-replay");
       props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");

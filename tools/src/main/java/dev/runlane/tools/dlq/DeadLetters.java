@@ -1,5 +1,6 @@
 package dev.runlane.tools.dlq;
 
+import dev.runlane.tools.BadUsage;
 import dev.runlane.tools.kafka.Changelogs;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -77,7 +78,7 @@ final class DeadLetters {
             Integer.parseInt(s.substring(a + 1, b)),
             Long.parseLong(s.substring(b + 1)));
       } catch (NumberFormatException e) {
-        throw new dev.runlane.tools.BadUsage(
+        throw new BadUsage(
             "'" + s + "' is not <topic>/<partition>/<offset>, e.g. sume.webhooks.dlq/3/1207");
       }
     }

@@ -3,6 +3,7 @@ package dev.runlane.tools.dlq;
 import dev.runlane.common.envelope.Envelope;
 import dev.runlane.common.envelope.EnvelopeException;
 import dev.runlane.common.envelope.EnvelopeParser;
+import dev.runlane.common.generation.Generation;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.tools.Refused;
 import dev.runlane.tools.Steps;
@@ -11,10 +12,13 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -112,8 +116,8 @@ public final class DlqCommands {
       throw new Refused("--rate must be at least 1 per second");
     }
     Steps steps = new Steps(out);
-    dev.runlane.common.generation.Generation latest = pipeline.latest();
-    if (latest.state() != dev.runlane.common.generation.Generation.State.ACTIVE) {
+    Generation latest = pipeline.latest();
+    if (latest.state() != Generation.State.ACTIVE) {
       // A grow moves the input, and nothing would read what went to the old one after its copy.
       throw new Refused(
           latest.describe() + " is being prepared: re-drive once it is active (`runlane status`)");
@@ -151,7 +155,7 @@ public final class DlqCommands {
             + ratePerSecond
             + "/s");
     EnvelopeParser parser = EnvelopeParser.withDefaults();
-    Map<String, Object> p = new java.util.HashMap<>(pipeline.clientSettings());
+    Map<String, Object> p = new HashMap<>(pipeline.clientSettings());
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     long written = 0;
@@ -205,7 +209,7 @@ public final class DlqCommands {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new KafkaException("interrupted", e);
-    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+    } catch (ExecutionException | TimeoutException e) {
       throw new KafkaException("re-drive stopped after " + written + " records", e);
     }
     steps.done(
@@ -224,6 +228,7 @@ public final class DlqCommands {
 
   /** The original headers less the DLQ's own, plus where the record comes from. */
   private static Headers provenance(Headers original, Envelope envelope, String from) {
+    // Named in full: Kafka's RecordHeaders, where ours (the header names) is imported.
     Headers h = new org.apache.kafka.common.header.internals.RecordHeaders(original.toArray());
     h.remove(RecordHeaders.DLQ_REASON);
     h.remove(RecordHeaders.DLQ_DETAIL);

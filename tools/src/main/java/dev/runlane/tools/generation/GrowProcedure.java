@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * {@code partitions grow --to N}: a new generation on a new input topic with N partitions, while
@@ -71,10 +72,79 @@ public final class GrowProcedure {
    * @throws TimedOut if a wait ran out (re-run the same command to resume)
    */
   public Result run(Options o) {
+    Start start = readGeneration(o);
+    if (start.grown()) {
+      return new Result(start.latest(), 0, Duration.ZERO);
+    }
+    Plan plan = checkPossible(start, o);
+    if (o.dryRun()) {
+      steps.summary("dry run: nothing changed");
+      return new Result(plan.base(), 0, Duration.ZERO);
+    }
+
+    pipeline.takeOver(start.latest());
+    Generation preparing = start.resumed();
+    if (preparing == null) {
+      createInput(plan, o);
+      preparing = moveIngress(plan, o);
+    }
+    long pauseBegan = System.nanoTime();
+    if (preparing.state() == State.PREPARING) {
+      preparing = stopBase(plan, preparing, o);
+    }
+    awaitBaseStopped(plan, o);
+    copyLeftovers(plan);
+    long seeds = seedRunStore(plan, o);
+    Generation active = startGeneration(plan, preparing);
+    Duration pause = awaitProcessing(plan, o, pauseBegan);
+    steps.summary(
+        "grow to "
+            + o.to()
+            + " partitions: generation "
+            + plan.number()
+            + " is active on "
+            + plan.input());
+    return new Result(active, seeds, pause);
+  }
+
+  /**
+   * What the control topic says: the generation to grow, a grow in progress to resume, or one
+   * already done.
+   *
+   * @param latest the latest control record
+   * @param base the generation to grow
+   * @param resumed the grow in progress, or null
+   * @param grown the grow asked for is done already: nothing to do
+   */
+  private record Start(Generation latest, Generation base, Generation resumed, boolean grown) {}
+
+  /**
+   * What a grow does, once checked.
+   *
+   * @param current the old input's partition count
+   * @param built the partition count the base generation's state was built for
+   * @param repair partitions were added by hand: copy what the base never decided, no drain
+   * @param number the new generation's number
+   * @param input the new input topic
+   * @param applicationId the new generation's application id
+   * @param reuse the new input exists already, empty, left by an earlier run
+   * @param seedFrom the base's run-store changelog, the new run store's seed
+   */
+  private record Plan(
+      Generation base,
+      int current,
+      int built,
+      boolean repair,
+      int number,
+      String input,
+      String applicationId,
+      boolean reuse,
+      String seedFrom) {}
+
+  /** Reads the pipeline's generation from the control topic. */
+  private Start readGeneration(Options o) {
     steps.step("read the pipeline's generation from " + pipeline.config().controlTopic());
     Generation latest = pipeline.latest();
-    Generation base;
-    Generation resumed = null;
     if (latest.state() != State.ACTIVE) {
       if (latest.kind() != Kind.GROW || latest.previous() == null) {
         throw new Refused(
@@ -89,9 +159,8 @@ public final class GrowProcedure {
                 + latest.partitions()
                 + "` to finish it first");
       }
-      resumed = latest;
-      base = latest.previous();
       steps.done("resuming " + latest.describe());
+      return new Start(latest, latest.previous(), latest, false);
     } else if (latest.kind() == Kind.GROW
         && latest.partitions() == o.to()
         && cluster.partitions(latest.input()).orElse(0) == o.to()) {
@@ -102,12 +171,16 @@ public final class GrowProcedure {
               + " grew to "
               + o.to()
               + " partitions already; nothing to do");
-      return new Result(latest, 0, Duration.ZERO);
-    } else {
-      base = latest;
-      steps.done(base.describe());
+      return new Start(latest, latest, null, true);
     }
+    steps.done(latest.describe());
+    return new Start(latest, latest, null, false);
+  }
 
+  /** Checks that the grow is possible, and prints its plan. */
+  private Plan checkPossible(Start start, Options o) {
+    Generation base = start.base();
+    Generation resumed = start.resumed();
     steps.step("check that growing " + base.input() + " to " + o.to() + " partitions is possible");
     int current =
         cluster
@@ -199,69 +272,83 @@ public final class GrowProcedure {
             + ") from "
             + seedFrom
             + ", then start it");
-    if (o.dryRun()) {
-      steps.summary("dry run: nothing changed");
-      return new Result(base, 0, Duration.ZERO);
-    }
+    return new Plan(base, current, built, repair, number, input, applicationId, reuse, seedFrom);
+  }
 
-    pipeline.takeOver(latest);
-    Generation preparing = resumed;
-    if (preparing == null) {
-      steps.step("create " + input + " with " + o.to() + " partitions");
-      if (!reuse) {
-        cluster.create(
-            input,
+  /** Creates the new input with the old one's topic configs (or reuse an empty one). */
+  private void createInput(Plan plan, Options o) {
+    Generation base = plan.base();
+    steps.step("create " + plan.input() + " with " + o.to() + " partitions");
+    if (!plan.reuse()) {
+      cluster.create(
+          plan.input(),
+          o.to(),
+          pipeline.config().topicSettings().replicationFactor(),
+          cluster.topicConfigs(base.input()));
+    }
+    steps.done(
+        (plan.reuse() ? "reused (empty, left by an earlier run)" : "created")
+            + ", with "
+            + base.input()
+            + "'s topic configs");
+  }
+
+  /** The PREPARING record moves every ingress to the new input. */
+  private Generation moveIngress(Plan plan, Options o) {
+    Generation base = plan.base();
+    Generation preparing =
+        new Generation(
+            plan.number(),
+            State.PREPARING,
+            Kind.GROW,
+            base.baseApplicationId(),
+            plan.applicationId(),
+            plan.input(),
             o.to(),
-            pipeline.config().topicSettings().replicationFactor(),
-            cluster.topicConfigs(base.input()));
-      }
-      steps.done(
-          (reuse ? "reused (empty, left by an earlier run)" : "created")
-              + ", with "
-              + base.input()
-              + "'s topic configs");
-      preparing =
-          new Generation(
-              number,
-              State.PREPARING,
-              Kind.GROW,
-              base.baseApplicationId(),
-              applicationId,
-              input,
-              o.to(),
-              seedFrom,
-              null,
-              clock.instant(),
-              base);
-      steps.step("move the ingress to " + input);
-      pipeline.write(preparing);
-      steps.done("control record written: " + preparing.describe());
-      steps.action(
-          "every ingress follows the control topic and writes to "
-              + input
-              + " within a few seconds; events written there wait for generation "
-              + number);
-    }
-    long pauseBegan = System.nanoTime();
+            plan.seedFrom(),
+            null,
+            clock.instant(),
+            base);
+    steps.step("move the ingress to " + plan.input());
+    pipeline.write(preparing);
+    steps.done("control record written: " + preparing.describe());
+    steps.action(
+        "every ingress follows the control topic and writes to "
+            + plan.input()
+            + " within a few seconds; events written there wait for generation "
+            + plan.number());
+    return preparing;
+  }
 
-    if (preparing.state() == State.PREPARING) {
-      steps.step("wait until " + base.input() + " receives nothing for " + Steps.format(o.quiet()));
-      awaitQuiet(base.input(), current, o);
-      steps.done("quiet");
-      if (!repair) {
-        awaitDrained(base, current, o);
-      }
-      preparing = preparing.withState(State.SEEDING);
-      steps.step("stop generation " + base.number() + " to seed from its state");
-      pipeline.write(preparing);
-      steps.done("control record written: " + preparing.describe());
+  /**
+   * Once the old input is quiet (and, unless repairing, fully decided), the SEEDING record stops
+   * the base generation.
+   */
+  private Generation stopBase(Plan plan, Generation preparing, Options o) {
+    Generation base = plan.base();
+    steps.step("wait until " + base.input() + " receives nothing for " + Steps.format(o.quiet()));
+    awaitQuiet(base.input(), plan.current(), o);
+    steps.done("quiet");
+    if (!plan.repair()) {
+      awaitDrained(base, plan.current(), o);
     }
+    Generation seeding = preparing.withState(State.SEEDING);
+    steps.step("stop generation " + base.number() + " to seed from its state");
+    pipeline.write(seeding);
+    steps.done("control record written: " + seeding.describe());
+    return seeding;
+  }
 
+  /** Waits until the base generation's processors are stopped. */
+  private void awaitBaseStopped(Plan plan, Options o) {
+    Generation base = plan.base();
     steps.step(
         "wait until the processors of generation "
             + base.number()
             + " are stopped"
-            + (repair ? " (they stop by themselves when partitions are added by hand)" : ""));
+            + (plan.repair()
+                ? " (they stop by themselves when partitions are added by hand)"
+                : ""));
     try {
       new Stopped(pipeline, steps).await(base, o.timeout());
     } catch (TimedOut e) {
@@ -273,46 +360,62 @@ public final class GrowProcedure {
               + " ("
               + e.getMessage()
               + "). Processing of "
-              + input
+              + plan.input()
               + " is paused meanwhile (the ingress writes there already): stop those processors"
               + " by hand, then re-run this command to resume");
     }
     steps.done("no member, no open transaction, offsets unchanged");
+  }
 
-    steps.step("copy what generation " + base.number() + " did not decide for good into " + input);
-    long copied = copyUndecided(base, current, input, number);
-    steps.done(copied + " events copied" + (repair ? "" : " (0 unless something arrived late)"));
+  /** Copies what the base generation did not decide for good into the new input. */
+  private void copyLeftovers(Plan plan) {
+    Generation base = plan.base();
+    steps.step(
+        "copy what generation " + base.number() + " did not decide for good into " + plan.input());
+    long copied = copyUndecided(base, plan.current(), plan.input(), plan.number());
+    steps.done(
+        copied + " events copied" + (plan.repair() ? "" : " (0 unless something arrived late)"));
+  }
 
-    steps.step("seed generation " + number + "'s run store from " + seedFrom);
+  /** Seeds the new generation's run store from the base's run-store changelog. */
+  private long seedRunStore(Plan plan, Options o) {
+    steps.step("seed generation " + plan.number() + "'s run store from " + plan.seedFrom());
     long seeds =
-        cluster.partitions(seedFrom).isPresent()
-            ? Seeds.copy(pipeline, seedFrom, applicationId, o.to())
+        cluster.partitions(plan.seedFrom()).isPresent()
+            ? Seeds.copy(pipeline, plan.seedFrom(), plan.applicationId(), o.to())
             : 0;
     steps.done(seeds + " records copied");
+    return seeds;
+  }
 
+  /** The ACTIVE record starts the new generation. */
+  private Generation startGeneration(Plan plan, Generation preparing) {
     Generation active = preparing.withState(State.ACTIVE);
-    steps.step("start generation " + number);
+    steps.step("start generation " + plan.number());
     pipeline.write(active);
     steps.done(active.describe());
+    return active;
+  }
 
-    steps.step("wait until generation " + number + " processes " + input);
+  /** Waits until the new generation processes its input; returns the processing pause. */
+  private Duration awaitProcessing(Plan plan, Options o, long pauseBegan) {
+    steps.step("wait until generation " + plan.number() + " processes " + plan.input());
     Waits.until(
         steps,
         o.timeout(),
-        () -> started(applicationId, input, o.to()),
-        () -> "waiting for the first commit of " + applicationId,
+        () -> started(plan.applicationId(), plan.input(), o.to()),
+        () -> "waiting for the first commit of " + plan.applicationId(),
         () ->
             "generation "
-                + number
+                + plan.number()
                 + " is active but has not committed within "
                 + Steps.format(o.timeout())
                 + ": are the processors running? It starts by itself once they are; `runlane"
                 + " status` shows it");
     Duration pause = Duration.ofNanos(System.nanoTime() - pauseBegan);
-    steps.done("processing; events written to " + input + " waited at most " + Steps.format(pause));
-    steps.summary(
-        "grow to " + o.to() + " partitions: generation " + number + " is active on " + input);
-    return new Result(active, seeds, pause);
+    steps.done(
+        "processing; events written to " + plan.input() + " waited at most " + Steps.format(pause));
+    return pause;
   }
 
   private void awaitDrained(Generation base, int partitions, Options o) {
@@ -375,7 +478,7 @@ public final class GrowProcedure {
                 + ": an ingress that does not follow the control topic writes to it; upgrade or"
                 + " stop it, then re-run this command");
       }
-      java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(500).toNanos());
+      LockSupport.parkNanos(Duration.ofMillis(500).toNanos());
       Map<Integer, Long> now = cluster.endOffsets(topic, partitions);
       if (!now.equals(last)) {
         last = now;

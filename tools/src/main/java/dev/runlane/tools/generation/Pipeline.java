@@ -2,6 +2,7 @@ package dev.runlane.tools.generation;
 
 import dev.runlane.common.generation.ControlTopic;
 import dev.runlane.common.generation.Generation;
+import dev.runlane.tools.Refused;
 import dev.runlane.tools.ToolsConfig;
 import dev.runlane.tools.kafka.Cluster;
 import java.time.Duration;
@@ -75,7 +76,7 @@ public final class Pipeline implements AutoCloseable {
     }
     Generation now = latest();
     if (!now.equals(planned)) {
-      throw new dev.runlane.tools.Refused(
+      throw new Refused(
           "another command changed the pipeline since this one read it (now "
               + now.describe()
               + "); nothing changed by this one: run `runlane status`, then the command again");

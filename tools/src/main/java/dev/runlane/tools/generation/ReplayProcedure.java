@@ -16,8 +16,10 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * {@code replay rebuild} and {@code replay reprocess --from T}: a new generation on the same input
@@ -73,35 +75,83 @@ public final class ReplayProcedure {
    * @throws TimedOut if a wait ran out
    */
   public Result run(Options given) {
-    // Record timestamps are milliseconds: a finer --from would name no offset more precisely.
-    Options o =
-        given.from() == null
-            ? given
-            : new Options(
-                given.from().truncatedTo(ChronoUnit.MILLIS),
-                given.dryRun(),
-                given.timeout(),
-                given.waitForReplay());
+    Options o = toTheMillisecond(given);
     Kind kind = o.from() == null ? Kind.REBUILD : Kind.REPROCESS;
     String what = kind == Kind.REBUILD ? "rebuild" : "reprocess from " + o.from();
+    Start start = readGeneration(kind);
+    Plan plan = checkPossible(start, o, kind, what);
+    if (o.dryRun()) {
+      steps.summary("dry run: nothing changed");
+      return new Result(plan.base(), 0, 0);
+    }
+
+    pipeline.takeOver(start.latest());
+    Instant createdAt = start.resumed() != null ? start.resumed().createdAt() : clock.instant();
+    stopBase(plan, createdAt);
+    Replay replay = readWhereBaseStopped(plan, o);
+    if (plan.base().seedFrom() != null) {
+      seedRunStore(plan);
+    }
+    Generation active = activate(plan, createdAt, replay);
+    long toDo = Cluster.total(replay.liveFrom().values());
+    double seconds = o.waitForReplay() ? awaitReplay(plan, o, replay, toDo) : 0;
+    steps.summary(what + ": generation " + plan.number() + " is active");
+    return new Result(active, toDo, seconds);
+  }
+
+  /**
+   * What the control topic says: the generation to replay, or a replay in progress to resume.
+   *
+   * @param latest the latest control record
+   * @param base the generation to replay
+   * @param resumed the replay in progress, or null
+   */
+  private record Start(Generation latest, Generation base, Generation resumed) {}
+
+  /**
+   * What a replay does, once checked.
+   *
+   * @param kind rebuild or reprocess
+   * @param base the generation replayed
+   * @param partitions its input's partition count
+   * @param number the new generation's number
+   * @param applicationId the new generation's application id
+   */
+  private record Plan(
+      Kind kind, Generation base, int partitions, int number, String applicationId) {}
+
+  /** Record timestamps are milliseconds: a finer --from would name no offset more precisely. */
+  private static Options toTheMillisecond(Options given) {
+    return given.from() == null
+        ? given
+        : new Options(
+            given.from().truncatedTo(ChronoUnit.MILLIS),
+            given.dryRun(),
+            given.timeout(),
+            given.waitForReplay());
+  }
+
+  /** Reads the pipeline's generation from the control topic. */
+  private Start readGeneration(Kind kind) {
     steps.step("read the pipeline's generation from " + pipeline.config().controlTopic());
     Generation latest = pipeline.latest();
-    Generation base;
-    Generation resumed = null;
     if (latest.state() == State.PREPARING) {
       if (latest.kind() != kind || latest.previous() == null) {
         throw new Refused(
             latest.describe()
                 + " is being prepared: finish it first by re-running the command that started it");
       }
-      resumed = latest;
-      base = latest.previous();
       steps.done("resuming " + latest.describe());
-    } else {
-      base = latest;
-      steps.done(base.describe());
+      return new Start(latest, latest.previous(), latest);
     }
+    steps.done(latest.describe());
+    return new Start(latest, latest, null);
+  }
 
+  /** Checks that the replay keeps the guarantees, and prints its plan. */
+  private Plan checkPossible(Start start, Options o, Kind kind, String what) {
+    Generation base = start.base();
+    Generation resumed = start.resumed();
     steps.step("check that a " + what + " of generation " + base.number() + " keeps G1-G4");
     int partitions = checkInput(base);
     if (o.from() != null) {
@@ -149,22 +199,21 @@ public final class ReplayProcedure {
                     + o.from()
                     + " once more, marked "
                     + Replay.HEADER));
-    if (o.dryRun()) {
-      steps.summary("dry run: nothing changed");
-      return new Result(base, 0, 0);
-    }
+    return new Plan(kind, base, partitions, number, applicationId);
+  }
 
-    pipeline.takeOver(latest);
-    Instant createdAt = resumed != null ? resumed.createdAt() : clock.instant();
+  /** Asks the base generation's processors to stop: the PREPARING record. */
+  private void stopBase(Plan plan, Instant createdAt) {
+    Generation base = plan.base();
     Generation preparing =
         new Generation(
-            number,
+            plan.number(),
             State.PREPARING,
-            kind,
+            plan.kind(),
             base.baseApplicationId(),
-            applicationId,
+            plan.applicationId(),
             base.input(),
-            partitions,
+            plan.partitions(),
             base.seedFrom(),
             null,
             createdAt,
@@ -172,7 +221,16 @@ public final class ReplayProcedure {
     steps.step("ask the processors of generation " + base.number() + " to stop");
     pipeline.write(preparing);
     steps.done("control record written: " + preparing.describe());
+  }
 
+  /**
+   * Waits until the base generation has stopped and stays stopped, then reads where it stopped. If
+   * it does not stop, it is made active again and the replay refused.
+   */
+  private Replay readWhereBaseStopped(Plan plan, Options o) {
+    Generation base = plan.base();
+    int partitions = plan.partitions();
+    int number = plan.number();
     steps.step(
         "wait until the consumer group "
             + base.applicationId()
@@ -214,22 +272,30 @@ public final class ReplayProcedure {
             + " to emit again marked, "
             + parked
             + " parked undecided (decided as new)");
+    return replay;
+  }
 
-    if (base.seedFrom() != null) {
-      steps.step("seed generation " + number + "'s run store from " + base.seedFrom());
-      long seeds = Seeds.copy(pipeline, base.seedFrom(), applicationId, partitions);
-      steps.done(seeds + " records copied");
-    }
+  /** Seeds the new generation's run store from the base's seed. */
+  private void seedRunStore(Plan plan) {
+    Generation base = plan.base();
+    steps.step("seed generation " + plan.number() + "'s run store from " + base.seedFrom());
+    long seeds = Seeds.copy(pipeline, base.seedFrom(), plan.applicationId(), plan.partitions());
+    steps.done(seeds + " records copied");
+  }
 
+  /** Activates the new generation with the replay's ranges: the ACTIVE record. */
+  private Generation activate(Plan plan, Instant createdAt, Replay replay) {
+    Generation base = plan.base();
+    int number = plan.number();
     Generation active =
         new Generation(
             number,
             State.ACTIVE,
-            kind,
+            plan.kind(),
             base.baseApplicationId(),
-            applicationId,
+            plan.applicationId(),
             base.input(),
-            partitions,
+            plan.partitions(),
             base.seedFrom(),
             replay,
             createdAt,
@@ -241,45 +307,51 @@ public final class ReplayProcedure {
         "processors that follow the control topic start generation "
             + number
             + " within a second; start any that are stopped");
+    return active;
+  }
 
-    long toDo = Cluster.total(replay.liveFrom().values());
-    double seconds = 0;
-    if (o.waitForReplay()) {
-      steps.step(
-          "wait until generation "
-              + number
-              + " has re-derived up to where "
-              + base.number()
-              + " stopped");
-      long began = System.nanoTime();
-      Waits.until(
-          steps,
-          o.timeout(),
-          () -> caughtUp(applicationId, base.input(), replay.liveFrom()),
-          () ->
-              Cluster.total(cluster.committed(applicationId, base.input()).values())
-                  + " of "
-                  + toDo
-                  + " events re-derived",
-          () ->
-              "generation "
-                  + number
-                  + " has not re-derived its input within "
-                  + Steps.format(o.timeout())
-                  + ": are its processors running? It goes on by itself once they are;"
-                  + " `runlane status` shows its progress. Do not re-run: that would start another"
-                  + " generation");
-      seconds = (System.nanoTime() - began) / 1e9;
-      steps.done(
-          String.format(
-              java.util.Locale.ROOT,
-              "%d events in %.1f s (%.0f events/s)",
-              toDo,
-              seconds,
-              toDo / Math.max(seconds, 1e-3)));
-    }
-    steps.summary(what + ": generation " + number + " is active");
-    return new Result(active, toDo, seconds);
+  /**
+   * Waits until the new generation has re-derived up to where the base stopped.
+   *
+   * @return how long it took, in seconds
+   */
+  private double awaitReplay(Plan plan, Options o, Replay replay, long toDo) {
+    Generation base = plan.base();
+    int number = plan.number();
+    String applicationId = plan.applicationId();
+    steps.step(
+        "wait until generation "
+            + number
+            + " has re-derived up to where "
+            + base.number()
+            + " stopped");
+    long began = System.nanoTime();
+    Waits.until(
+        steps,
+        o.timeout(),
+        () -> caughtUp(applicationId, base.input(), replay.liveFrom()),
+        () ->
+            Cluster.total(cluster.committed(applicationId, base.input()).values())
+                + " of "
+                + toDo
+                + " events re-derived",
+        () ->
+            "generation "
+                + number
+                + " has not re-derived its input within "
+                + Steps.format(o.timeout())
+                + ": are its processors running? It goes on by itself once they are;"
+                + " `runlane status` shows its progress. Do not re-run: that would start another"
+                + " generation");
+    double seconds = (System.nanoTime() - began) / 1e9;
+    steps.done(
+        String.format(
+            Locale.ROOT,
+            "%d events in %.1f s (%.0f events/s)",
+            toDo,
+            seconds,
+            toDo / Math.max(seconds, 1e-3)));
+    return seconds;
   }
 
   /**
@@ -387,7 +459,7 @@ public final class ReplayProcedure {
     for (int p = 0; p < partitions; p++) {
       long reached = committed.getOrDefault(p, 0L);
       long live = liveFrom.get(p);
-      java.util.TreeSet<Long> undecided = new java.util.TreeSet<>();
+      TreeSet<Long> undecided = new TreeSet<>();
       for (long o : pending.getOrDefault(p, List.of())) {
         if (o < live && (before == null || !before.emittedBefore(p, o))) {
           undecided.add(o); // parked by the stopped generation, emitted by none before it

@@ -22,6 +22,7 @@ import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -124,7 +125,7 @@ public final class Changelogs {
   public static <K> void readToEnd(
       Map<String, Object> clientSettings,
       String topic,
-      org.apache.kafka.common.serialization.Deserializer<K> keys,
+      Deserializer<K> keys,
       Consumer<ConsumerRecord<K, byte[]>> each) {
     Map<String, Object> c = new HashMap<>(clientSettings);
     c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");

@@ -9,19 +9,19 @@ import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 
 /**
- * The one writer of responses to webhook requests: every error body is {@link
- * ErrorBody#json(String, String)}, and {@link #ok(HttpServerRequest, JsonObject)} writes the 200s.
- * When the request body was not read to the end (413, 415, 404, 405), the connection is closed
- * after the response, so that the rest is never read.
+ * The one writer of answers to webhook requests, the 200s and the errors alike: every error body is
+ * {@link ErrorBody#json(String, String)}, and {@link #ok(HttpServerRequest, JsonObject)} writes the
+ * 200s. When the request body was not read to the end (413, 415, 404, 405), the connection is
+ * closed after the response, so that the rest is never read.
  */
-public final class ErrorWriter {
+public final class ResponseWriter {
 
   private final String retryAfterSeconds;
 
   /**
    * @param retryAfter the {@code Retry-After} of a 503
    */
-  public ErrorWriter(Duration retryAfter) {
+  public ResponseWriter(Duration retryAfter) {
     this.retryAfterSeconds = Long.toString(Math.max(1, retryAfter.toSeconds()));
   }
 
@@ -39,7 +39,7 @@ public final class ErrorWriter {
   }
 
   /** Writes {@code status} with {@code {"error":code,"message":message}}. */
-  public void send(HttpServerRequest request, int status, String code, String message) {
+  public void error(HttpServerRequest request, int status, String code, String message) {
     HttpServerResponse response = request.response();
     if (response.ended() || response.closed()) {
       return;
@@ -68,11 +68,11 @@ public final class ErrorWriter {
     if (!response.ended() && !response.closed()) {
       response.putHeader(HttpHeaders.RETRY_AFTER, retryAfterSeconds);
     }
-    send(request, 503, "unavailable", message);
+    error(request, 503, "unavailable", message);
   }
 
   public void notFound(HttpServerRequest request) {
-    send(request, 404, "not_found", "no such path");
+    error(request, 404, "not_found", "no such path");
   }
 
   public void methodNotAllowed(HttpServerRequest request, String allow) {
@@ -80,6 +80,6 @@ public final class ErrorWriter {
     if (!response.ended() && !response.closed()) {
       response.putHeader(HttpHeaders.ALLOW, allow);
     }
-    send(request, 405, "method_not_allowed", "use " + allow);
+    error(request, 405, "method_not_allowed", "use " + allow);
   }
 }

@@ -1,0 +1,108 @@
+package dev.runlane.processor;
+
+import dev.runlane.common.kafka.SocketBuffers;
+import dev.runlane.common.kafka.TopicEnsurer;
+import dev.runlane.processor.runs.RunStoreMemory;
+import java.util.Properties;
+import java.util.UUID;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.DefaultProductionExceptionHandler;
+import org.apache.kafka.streams.errors.LogAndFailExceptionHandler;
+import org.apache.kafka.streams.errors.LogAndFailProcessingExceptionHandler;
+import org.apache.kafka.streams.state.HostInfo;
+
+/**
+ * The processor's Kafka Streams settings, from its configuration: the exception handlers set
+ * explicitly, and every client setting a decision record explains.
+ */
+final class StreamsSettings {
+  private StreamsSettings() {}
+
+  /** The settings of generation 0, whose application id is the configured one. */
+  static Properties of(ProcessorConfig config, HostInfo self) {
+    return of(config, self, config.applicationId());
+  }
+
+  /**
+   * The settings of the Streams client that runs {@code applicationId} (a generation's id), serving
+   * interactive queries at {@code self}.
+   */
+  static Properties of(ProcessorConfig config, HostInfo self, String applicationId) {
+    Properties p = new Properties();
+    p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
+    p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+    p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, config.processingGuarantee());
+    p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, config.streamThreads());
+    p.put(StreamsConfig.STATE_DIR_CONFIG, config.stateDir().toAbsolutePath().toString());
+    p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.commitInterval().toMillis());
+    p.put(StreamsConfig.APPLICATION_SERVER_CONFIG, self.host() + ":" + self.port());
+    p.put(
+        StreamsConfig.REPLICATION_FACTOR_CONFIG, (int) config.topicSettings().replicationFactor());
+    p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
+    p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class);
+    p.put(
+        StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG,
+        LogAndFailExceptionHandler.class);
+    p.put(
+        StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG,
+        LogAndFailProcessingExceptionHandler.class);
+    p.put(
+        StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG,
+        DefaultProductionExceptionHandler.class);
+    // A crashed member is only dropped after the session timeout: 45 s by default in Kafka 4.x,
+    // during which its partitions stall. 6 s, the broker's minimum, keeps recovery short (D9).
+    long session = config.sessionTimeout().toMillis();
+    p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), (int) session);
+    p.put(
+        StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG),
+        (int) Math.max(500, session / 4));
+    // Every record we write (pending entry, applied event, run state) carries up to one body:
+    // size the producer and the internal topics by the same rule as the pipeline's topics.
+    int maxMessage = TopicEnsurer.maxMessageBytes(config.maxBodyBytes());
+    p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), maxMessage);
+    p.put(StreamsConfig.topicPrefix(TopicConfig.MAX_MESSAGE_BYTES_CONFIG), maxMessage);
+    // The run-store changelog is the durable guard: as durable as the pipeline's topics.
+    config
+        .topicPolicy()
+        .minInsyncReplicas()
+        .ifPresent(
+            n -> p.put(StreamsConfig.topicPrefix(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG), n));
+    p.put(
+        StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG),
+        config.producerCompression().kafkaName());
+    // Under exactly-once every commit flushes the producer, so the linger only groups records
+    // between commits; a longer one measured no gain in the processor benchmark.
+    p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);
+    p.put(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, config.transactionalStateStores());
+    // /runs/{id} answers what is committed, so that a poller never sees a state that an aborted
+    // transaction takes back (it would see the run move backwards, then forwards again). Only
+    // transactional stores can tell: without them the read is of the latest write (D44).
+    p.put(StreamsConfig.DEFAULT_INTERACTIVE_QUERY_ISOLATION_LEVEL_CONFIG, "READ_COMMITTED");
+    if (config.rocksDbMemoryMb() > 0) {
+      p.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, RunStoreMemory.class);
+      p.put(RunStoreMemory.POOL_CONFIG, applicationId + "/" + UUID.randomUUID());
+      p.put(RunStoreMemory.BYTES_CONFIG, config.rocksDbMemoryMb() * 1024L * 1024L);
+    }
+    config
+        .groupInstanceId()
+        .ifPresent(
+            id ->
+                p.put(
+                    StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), id));
+    // At a live rate every produce to the input would complete a waiting fetch: ~1,000 polls a
+    // second of a record or two, each paying the stream thread's loop and the broker's fetch. Wait
+    // for 32 KiB or 10 ms instead; a backlog fills the fetch at once (D21).
+    p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.FETCH_MIN_BYTES_CONFIG), 32 * 1024);
+    p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG), 10);
+    // Every client Streams makes: a fixed 64 KiB receive buffer dropped fetch responses (D34).
+    p.putAll(SocketBuffers.OS_DEFAULTS);
+    // The operator's client settings (security, ...), for every client Streams makes; the ones
+    // runlane needs were refused when the configuration was loaded.
+    p.putAll(config.kafkaClient().forClients());
+    return p;
+  }
+}
