@@ -18,21 +18,17 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
-import redis.clients.jedis.Jedis;
-import redis.clients.jedis.params.ScanParams;
-import redis.clients.jedis.resps.ScanResult;
 
 /**
- * Replay as an operator runs it (growth: {@link GrowIT}): an ingress and two processor apps under
- * continuous Sume-like load (retries, concurrent and late duplicates, reordering), the tools'
- * command line in the middle of it, and the pipeline verifier afterwards (every acked event applied
- * or stale, none applied twice, per-run order in the events topic, final states = newest events).
+ * Replay as an operator runs it (its edge cases: {@link ReplayEdgesIT}; growth: {@link GrowIT}): an
+ * ingress and two processor apps under continuous Sume-like load (retries, concurrent and late
+ * duplicates, reordering), the tools' command line in the middle of it, and the pipeline verifier
+ * afterwards (every acked event applied or stale, none applied twice, per-run order in the events
+ * topic, final states = newest events).
  */
 @RealInfra
 class GenerationsIT {
@@ -180,83 +176,6 @@ class GenerationsIT {
           .hasSizeGreaterThan(100);
       assertThat(marked.keySet()).isEqualTo(expected);
       assertThat(marked.values()).allMatch(n -> n == 1);
-    }
-  }
-
-  @Test
-  void aRebuildOfARebuildStillCatchingUpAfterRedisLostItsKeysEmitsNothingTwice(Infra infra)
-      throws Exception {
-    try (Deployment d = new Deployment(infra, "rebuild2", 6, 2).startIngress().startProcessors();
-        SumeSimulator simulator = d.simulator(20261205L)) {
-      simulator.start(RATE, EVENTS, Duration.ofMinutes(2));
-      await().atMost(Duration.ofSeconds(60)).until(() -> simulator.ledger().ackedEvents() >= 800);
-
-      Deployment.ToolRun first = d.tool("replay", "rebuild", "--no-wait");
-      assertThat(first.code()).as(first.err()).isZero();
-      deleteMarkers(infra, d); // Redis loses every key, as after a restart without persistence
-      Deployment.ToolRun second = d.tool("replay", "rebuild", "--timeout-seconds", "120");
-
-      assertThat(second.code()).as(second.err()).isZero();
-      d.awaitGeneration(2, Duration.ofSeconds(60));
-      assertThat(simulator.awaitIdle(Duration.ofSeconds(120))).as("simulator idle").isTrue();
-      Report report = d.verify(simulator);
-      System.out.println(report.summary());
-      assertThat(report.passed()).as(report.summary()).isTrue();
-      assertThat(report.count("applied again by a reprocess (marked)")).isZero();
-    }
-  }
-
-  @Test
-  void doneMarkersOfAnOlderGenerationsAbortedTransactionsDropNothing(Infra infra) throws Exception {
-    try (Deployment d = new Deployment(infra, "aborted", 6, 2).startIngress().startProcessors();
-        SumeSimulator simulator = d.simulator(20261206L)) {
-      d.stopProcessors();
-      simulator.start(100, 300, Duration.ofMinutes(1));
-      assertThat(simulator.awaitIdle(Duration.ofSeconds(60))).as("simulator idle").isTrue();
-      // Generation 0 read these events and decided them in a transaction that aborted: the run
-      // store rolled back, the done markers it wrote before the commit stayed (design.md §6.2).
-      List<ConsumerRecord<String, byte[]>> unprocessed =
-          Topics.readAll(infra.bootstrapServers(), d.topics.webhooks());
-      assertThat(unprocessed).isNotEmpty();
-      try (Jedis jedis = new Jedis(infra.redisUri())) {
-        for (ConsumerRecord<String, byte[]> r : unprocessed) {
-          String id = RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID);
-          jedis.set(d.keyPrefix() + id, "done:0_" + r.partition());
-        }
-      }
-
-      CompletableFuture<Deployment.ToolRun> rebuild =
-          CompletableFuture.supplyAsync(
-              () -> d.tool("replay", "rebuild", "--timeout-seconds", "120"));
-      await()
-          .atMost(Duration.ofSeconds(60))
-          .until(
-              () ->
-                  d.latestGeneration()
-                      .map(g -> g.state() == Generation.State.ACTIVE)
-                      .orElse(false));
-      d.startProcessors();
-      Deployment.ToolRun run = rebuild.get(120, TimeUnit.SECONDS);
-
-      assertThat(run.code()).as(run.err()).isZero();
-      Report report = d.verify(simulator);
-      System.out.println(report.summary());
-      assertThat(report.passed()).as(report.summary()).isTrue();
-    }
-  }
-
-  /** Deletes every dedup key of the deployment (its own namespace: the Redis is shared). */
-  private static void deleteMarkers(Infra infra, Deployment d) {
-    try (Jedis jedis = new Jedis(infra.redisUri())) {
-      String cursor = ScanParams.SCAN_POINTER_START;
-      ScanParams match = new ScanParams().match(d.keyPrefix() + "*").count(1000);
-      do {
-        ScanResult<String> page = jedis.scan(cursor, match);
-        if (!page.getResult().isEmpty()) {
-          jedis.del(page.getResult().toArray(String[]::new));
-        }
-        cursor = page.getCursor();
-      } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
     }
   }
 }
