@@ -3,13 +3,13 @@ package dev.runlane.ingress;
 import dev.runlane.common.config.Secret;
 import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.signature.SumeSignatureVerifier;
+import dev.runlane.embedded.TopicReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,7 +17,6 @@ import java.util.UUID;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /** Test helpers: signed Sume requests, envelope bodies, reading a topic to its end. */
@@ -112,24 +111,9 @@ public final class Fixtures {
     c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
     c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     c.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 4 * 1024 * 1024);
-    List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
     try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
-      List<TopicPartition> partitions =
-          consumer.partitionsFor(topic, Duration.ofSeconds(10)).stream()
-              .map(p -> new TopicPartition(topic, p.partition()))
-              .toList();
-      consumer.assign(partitions);
-      consumer.seekToBeginning(partitions);
-      Map<TopicPartition, Long> end = consumer.endOffsets(partitions, Duration.ofSeconds(10));
-      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-      while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException("could not read " + topic + " to its end");
-        }
-        consumer.poll(Duration.ofMillis(200)).forEach(out::add);
-      }
+      return TopicReader.readAll(consumer, topic, Duration.ofSeconds(30));
     }
-    return out;
   }
 
   public static String header(ConsumerRecord<byte[], byte[]> r, String name) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.runlane.common.envelope.EnvelopeException.Reason;
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
@@ -186,9 +187,10 @@ class EnvelopeParserTest {
   void rejectsBytesThatAreNotWellFormedUtf8(String name, String hex) {
     byte[] bad = java.util.HexFormat.of().parseHex(hex);
     byte[] body =
-        spliced(
-            "{\"request_id\":\"r^\",\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}",
-            bad);
+        concat(
+            bytes("{\"request_id\":\"r"),
+            bad,
+            bytes("\",\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}"));
 
     EnvelopeException e = catchThrowableOfType(EnvelopeException.class, () -> parser.parse(body));
 
@@ -617,15 +619,12 @@ class EnvelopeParserTest {
     return e.reason();
   }
 
-  /** {@code text} as UTF-8 with {@code bytes} in place of its {@code ^}. */
-  private static byte[] spliced(String text, byte[] bytes) {
-    byte[] t = bytes(text);
-    int at = text.indexOf('^');
-    byte[] out = new byte[t.length - 1 + bytes.length];
-    System.arraycopy(t, 0, out, 0, at);
-    System.arraycopy(bytes, 0, out, at, bytes.length);
-    System.arraycopy(t, at + 1, out, at + bytes.length, t.length - at - 1);
-    return out;
+  private static byte[] concat(byte[]... parts) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    for (byte[] part : parts) {
+      out.writeBytes(part);
+    }
+    return out.toByteArray();
   }
 
   private EnvelopeException failure(String body) {
