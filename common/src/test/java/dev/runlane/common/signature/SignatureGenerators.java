@@ -17,8 +17,10 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Random;
 import java.util.function.BiFunction;
 import java.util.function.Function;
@@ -217,6 +219,24 @@ final class SignatureGenerators {
   static String casingOf(Random r, String name) {
     return oneOf(
         r, name, name.toLowerCase(Locale.ROOT), name.toUpperCase(Locale.ROOT), swapCase(name));
+  }
+
+  /** Each of {@code names} in a casing of {@link #casingOf}, drawn in order. */
+  static List<String> casingsOf(Random r, String... names) {
+    List<String> out = new ArrayList<>(names.length);
+    for (String name : names) {
+      out.add(casingOf(r, name));
+    }
+    return out;
+  }
+
+  /** Headers: value {@code i} under name {@code i}; a null value is an absent header. */
+  static Map<String, String> named(List<String> names, String... values) {
+    Map<String, String> out = new HashMap<>();
+    for (int i = 0; i < values.length; i++) {
+      out.put(names.get(i), values[i]);
+    }
+    return out;
   }
 
   private static String swapCase(String s) {

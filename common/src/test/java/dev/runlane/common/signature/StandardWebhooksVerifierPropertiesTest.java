@@ -4,7 +4,6 @@ import static dev.runlane.common.Generators.bytes;
 import static dev.runlane.common.Generators.chars;
 import static dev.runlane.common.Generators.oneOf;
 import static dev.runlane.common.signature.SignatureGenerators.body;
-import static dev.runlane.common.signature.SignatureGenerators.casingOf;
 import static dev.runlane.common.signature.SignatureGenerators.clockAt;
 import static dev.runlane.common.signature.Verifications.assertVerifies;
 import static dev.runlane.common.signature.Verifications.failure;
@@ -25,7 +24,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -55,9 +53,7 @@ class StandardWebhooksVerifierPropertiesTest {
         Clocked clocked,
         String signature,
         byte[] body,
-        String idName,
-        String timestampName,
-        String signatureName) {}
+        List<String> names) {}
     PropertyCheck.forAll(
         1000,
         r ->
@@ -67,17 +63,17 @@ class StandardWebhooksVerifierPropertiesTest {
                 SignatureGenerators.clocked(r),
                 SignatureGenerators.anySignature(r, SCHEME),
                 body(r),
-                casingOf(r, StandardWebhooksVerifier.ID_HEADER),
-                casingOf(r, StandardWebhooksVerifier.TIMESTAMP_HEADER),
-                casingOf(r, StandardWebhooksVerifier.SIGNATURE_HEADER)),
+                SignatureGenerators.casingsOf(
+                    r,
+                    StandardWebhooksVerifier.ID_HEADER,
+                    StandardWebhooksVerifier.TIMESTAMP_HEADER,
+                    StandardWebhooksVerifier.SIGNATURE_HEADER)),
         in -> {
           Clocked clocked = in.clocked();
           StandardWebhooksVerifier verifier =
               verifier(in.keys(), clocked.tolerance(), clocked.now());
-          Map<String, String> headers = new HashMap<>();
-          headers.put(in.idName(), in.id());
-          headers.put(in.timestampName(), clocked.timestamp());
-          headers.put(in.signatureName(), in.signature());
+          Map<String, String> headers =
+              SignatureGenerators.named(in.names(), in.id(), clocked.timestamp(), in.signature());
 
           SignatureException e = failure(verifier, in.body(), headers);
 
@@ -128,8 +124,8 @@ class StandardWebhooksVerifierPropertiesTest {
         r -> SignatureGenerators.anotherBody(r, StandardWebhooksVerifierPropertiesTest::signing),
         in -> {
           Signing signing = in.signing();
-          String ts = Long.toString(signing.fresh().ts());
-          assertNoMatchingSignature(signing, in.signed(), in.sent(), signing.id(), ts);
+          assertNoMatchingSignature(
+              signing, in.signed(), in.sent(), signing.id(), signing.timestamp());
         });
   }
 
@@ -148,42 +144,42 @@ class StandardWebhooksVerifierPropertiesTest {
 
   @Test
   void aSignatureForAnotherIdNeverVerifies() {
-    record Request(
-        List<Key> keys, int signer, String signedId, String sentId, Fresh fresh, byte[] body) {}
+    record Request(Signing signing, String sentId, byte[] body) {}
     PropertyCheck.forAll(
         1000,
         r -> {
           List<Key> keys = keys(r);
-          int signer = r.nextInt();
+          Secret signer = SignatureGenerators.pick(keys, r.nextInt()).secret();
           String signedId = id(r);
           String sentId;
           do {
             sentId = id(r);
           } while (sentId.equals(signedId));
-          return new Request(keys, signer, signedId, sentId, SignatureGenerators.fresh(r), body(r));
+          Signing signing = new Signing(keys, signer, signedId, SignatureGenerators.fresh(r));
+          return new Request(signing, sentId, body(r));
         },
         in -> {
-          Secret secret = SignatureGenerators.pick(in.keys(), in.signer()).secret();
-          Signing signing = new Signing(in.keys(), secret, in.signedId(), in.fresh());
-          String ts = Long.toString(in.fresh().ts());
-          assertNoMatchingSignature(signing, in.body(), in.body(), in.sentId(), ts);
+          Signing signing = in.signing();
+          assertNoMatchingSignature(
+              signing, in.body(), in.body(), in.sentId(), signing.timestamp());
         });
   }
 
   @Test
   void aSignatureWithAnotherSecretNeverVerifies() {
-    record Request(List<Key> configured, Key signer, String id, Fresh fresh, byte[] body) {}
+    record Request(Signing signing, byte[] body) {}
     PropertyCheck.forAll(
         1000,
         r -> {
           List<Key> configured = keys(r);
+          Secret other = otherKey(r, configured).secret();
           return new Request(
-              configured, otherKey(r, configured), id(r), SignatureGenerators.fresh(r), body(r));
+              new Signing(configured, other, id(r), SignatureGenerators.fresh(r)), body(r));
         },
         in -> {
-          Signing signing = new Signing(in.configured(), in.signer().secret(), in.id(), in.fresh());
-          String ts = Long.toString(in.fresh().ts());
-          assertNoMatchingSignature(signing, in.body(), in.body(), in.id(), ts);
+          Signing signing = in.signing();
+          assertNoMatchingSignature(
+              signing, in.body(), in.body(), signing.id(), signing.timestamp());
         });
   }
 
@@ -332,7 +328,13 @@ class StandardWebhooksVerifierPropertiesTest {
 
   /** The configured keys, the secret that signs, a message id and a fresh timestamp. */
   record Signing(List<Key> keys, Secret signer, String id, Fresh fresh)
-      implements SignatureGenerators.Signed {}
+      implements SignatureGenerators.Signed {
+
+    /** The timestamp header it signs. */
+    String timestamp() {
+      return Long.toString(fresh.ts());
+    }
+  }
 
   static Signing signing(Random r) {
     List<Key> keys = keys(r);

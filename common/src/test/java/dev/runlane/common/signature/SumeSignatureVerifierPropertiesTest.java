@@ -2,7 +2,6 @@ package dev.runlane.common.signature;
 
 import static dev.runlane.common.Generators.chars;
 import static dev.runlane.common.signature.SignatureGenerators.body;
-import static dev.runlane.common.signature.SignatureGenerators.casingOf;
 import static dev.runlane.common.signature.SignatureGenerators.clockAt;
 import static dev.runlane.common.signature.Verifications.assertVerifies;
 import static dev.runlane.common.signature.Verifications.failure;
@@ -19,7 +18,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -40,12 +38,7 @@ class SumeSignatureVerifierPropertiesTest {
   @Test
   void anyRequestFailsWithItsDocumentedReason() {
     record Request(
-        List<Secret> secrets,
-        Clocked clocked,
-        String signature,
-        byte[] body,
-        String timestampName,
-        String signatureName) {}
+        List<Secret> secrets, Clocked clocked, String signature, byte[] body, List<String> names) {}
     PropertyCheck.forAll(
         1000,
         r ->
@@ -54,17 +47,18 @@ class SumeSignatureVerifierPropertiesTest {
                 SignatureGenerators.clocked(r),
                 SignatureGenerators.anySignature(r, SCHEME),
                 body(r),
-                casingOf(r, SumeSignatureVerifier.TIMESTAMP_HEADER),
-                casingOf(r, SumeSignatureVerifier.SIGNATURE_HEADER)),
+                SignatureGenerators.casingsOf(
+                    r,
+                    SumeSignatureVerifier.TIMESTAMP_HEADER,
+                    SumeSignatureVerifier.SIGNATURE_HEADER)),
         in -> {
           Instant now = in.clocked().now();
           Duration tolerance = in.clocked().tolerance();
           String timestamp = in.clocked().timestamp();
           SumeSignatureVerifier verifier =
               new SumeSignatureVerifier(in.secrets(), tolerance, clockAt(now));
-          Map<String, String> headers = new HashMap<>();
-          headers.put(in.timestampName(), timestamp);
-          headers.put(in.signatureName(), in.signature());
+          Map<String, String> headers =
+              SignatureGenerators.named(in.names(), timestamp, in.signature());
 
           SignatureException e = failure(verifier, in.body(), headers);
 
