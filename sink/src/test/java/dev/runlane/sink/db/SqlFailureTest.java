@@ -3,6 +3,7 @@ package dev.runlane.sink.db;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.sql.SQLException;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.PSQLState;
@@ -19,30 +20,49 @@ class SqlFailureTest {
         new PSQLException(new ServerErrorMessage("SERROR\0C" + state + "\0Mmessage\0")));
   }
 
+  /**
+   * A server's SQLSTATE (none: an I/O failure in the driver), what it is, and what the sink does.
+   */
+  private record Case(String state, String what, SqlFailure expected) {}
+
+  private static final List<Case> CASES =
+      List.of(
+          new Case("22021", "U+0000 in text", SqlFailure.RECORD),
+          new Case("22003", "numeric out of range", SqlFailure.RECORD),
+          new Case("54000", "index row over the btree limit", SqlFailure.RECORD),
+          new Case("23514", "a check constraint of the user's", SqlFailure.RECORD),
+          new Case("P0001", "raised by a user's trigger", SqlFailure.RECORD),
+          new Case("40001", "a serialization failure", SqlFailure.RETRY),
+          new Case("40P01", "a deadlock", SqlFailure.RETRY),
+          new Case("08006", "connection lost", SqlFailure.DATABASE),
+          new Case("57P01", "admin shutdown", SqlFailure.DATABASE),
+          new Case("53300", "too many connections", SqlFailure.DATABASE),
+          new Case("42501", "a revoked grant", SqlFailure.DATABASE),
+          new Case("42P01", "a dropped table", SqlFailure.DATABASE),
+          new Case("XX000", "internal error", SqlFailure.DATABASE),
+          new Case(null, "an I/O failure in the driver", SqlFailure.DATABASE));
+
   @Test
   void whatTheRowHoldsIsTheRecordsFault() {
-    assertThat(of("22021")).as("U+0000 in text").isEqualTo(SqlFailure.RECORD);
-    assertThat(of("22003")).as("numeric out of range").isEqualTo(SqlFailure.RECORD);
-    assertThat(of("54000")).as("index row over the btree limit").isEqualTo(SqlFailure.RECORD);
-    assertThat(of("23514")).as("a check constraint of the user's").isEqualTo(SqlFailure.RECORD);
-    assertThat(of("P0001")).as("raised by a user's trigger").isEqualTo(SqlFailure.RECORD);
+    assertEveryCaseOf(SqlFailure.RECORD);
   }
 
   @Test
   void serializationFailuresAndDeadlocksAreWrittenAgain() {
-    assertThat(of("40001")).isEqualTo(SqlFailure.RETRY);
-    assertThat(of("40P01")).isEqualTo(SqlFailure.RETRY);
+    assertEveryCaseOf(SqlFailure.RETRY);
   }
 
   @Test
   void whatFailsEveryRowAlikeIsTheDatabases() {
-    assertThat(of("08006")).as("connection lost").isEqualTo(SqlFailure.DATABASE);
-    assertThat(of("57P01")).as("admin shutdown").isEqualTo(SqlFailure.DATABASE);
-    assertThat(of("53300")).as("too many connections").isEqualTo(SqlFailure.DATABASE);
-    assertThat(of("42501")).as("a revoked grant").isEqualTo(SqlFailure.DATABASE);
-    assertThat(of("42P01")).as("a dropped table").isEqualTo(SqlFailure.DATABASE);
-    assertThat(of("XX000")).as("internal error").isEqualTo(SqlFailure.DATABASE);
-    assertThat(of(null)).as("an I/O failure in the driver").isEqualTo(SqlFailure.DATABASE);
+    assertEveryCaseOf(SqlFailure.DATABASE);
+  }
+
+  private static void assertEveryCaseOf(SqlFailure expected) {
+    List<Case> cases = CASES.stream().filter(c -> c.expected() == expected).toList();
+    assertThat(cases).isNotEmpty();
+    for (Case c : cases) {
+      assertThat(of(c.state())).as(c.what()).isEqualTo(expected);
+    }
   }
 
   @Test
