@@ -13,6 +13,7 @@ import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.http.ErrorBody;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.signature.SumeSignatureVerifier;
+import dev.runlane.embedded.ChildJvm;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
 import dev.runlane.embedded.TestBytes;
@@ -559,20 +560,10 @@ class BadInputAtVolumeIT {
    * accepted (32 containers with the root object and {@code data}), more are too deep.
    */
   private static byte[] nested(String requestId, String runId, int arrays, boolean closed) {
-    StringBuilder sb =
-        new StringBuilder(
-            "{\"request_id\":\""
-                + requestId
-                + "\",\"type\":\"run.updated\",\"created_at\":\""
-                + Instant.now()
-                + "\",\"data\":{\"run_id\":\""
-                + runId
-                + "\",\"nest\":");
-    sb.append("[".repeat(arrays));
-    if (closed) {
-      sb.append("]".repeat(arrays)).append("}}");
-    }
-    return sb.toString().getBytes(StandardCharsets.UTF_8);
+    String open =
+        "{\"request_id\":\"%s\",\"type\":\"run.updated\",\"created_at\":\"%s\",\"data\":{\"run_id\":\"%s\",\"nest\":"
+            .formatted(requestId, Instant.now(), runId);
+    return utf8(open + "[".repeat(arrays) + (closed ? "]".repeat(arrays) + "}}" : ""));
   }
 
   /** Bodies that are not UTF-8 (RFC 8259 §8.1 requires it), each otherwise a good envelope. */
@@ -1036,17 +1027,15 @@ class BadInputAtVolumeIT {
       Files.deleteIfExists(gcLog);
       ProcessBuilder pb =
           new ProcessBuilder(
-              Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-              "-Xms" + HEAP_MIB + "m",
-              "-Xmx" + HEAP_MIB + "m",
-              "-XX:+UseG1GC",
-              "-XX:+ExitOnOutOfMemoryError",
-              "-XX:ActiveProcessorCount=2",
-              "-Xlog:gc:file=" + gcLog,
-              "-Dlogback.configurationFile=" + logback,
-              "-cp",
-              System.getProperty("java.class.path"),
-              IngressMain.class.getName());
+              ChildJvm.command(
+                  IngressMain.class,
+                  "-Xms" + HEAP_MIB + "m",
+                  "-Xmx" + HEAP_MIB + "m",
+                  "-XX:+UseG1GC",
+                  "-XX:+ExitOnOutOfMemoryError",
+                  "-XX:ActiveProcessorCount=2",
+                  "-Xlog:gc:file=" + gcLog,
+                  "-Dlogback.configurationFile=" + logback));
       pb.environment().putAll(e);
       File out = log.toFile();
       pb.redirectErrorStream(true).redirectOutput(out);

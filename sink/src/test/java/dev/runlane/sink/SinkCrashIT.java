@@ -18,9 +18,9 @@ import org.junit.jupiter.api.Test;
 class SinkCrashIT {
   @Test
   void killNineMidBatchThenRestartLosesAndDoublesNothing(Infra infra) throws Exception {
-    int runs = 200;
-    int perRun = 100;
     try (SinkHarness h = new SinkHarness(infra, infra.postgres(), "crash", 6)) {
+      int runs = 200;
+      int perRun = 100;
       h.sendAll(runs, perRun, null);
       long total = (long) runs * perRun;
 

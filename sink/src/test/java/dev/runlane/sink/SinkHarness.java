@@ -8,6 +8,7 @@ import dev.runlane.common.generation.Replay;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.kafka.TopicEnsurer;
 import dev.runlane.common.metrics.Metrics;
+import dev.runlane.embedded.ChildJvm;
 import dev.runlane.embedded.FreePorts;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.Postgres;
@@ -338,13 +339,8 @@ final class SinkHarness implements AutoCloseable {
     int port = FreePorts.next();
     ProcessBuilder pb =
         new ProcessBuilder(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-Xmx192m",
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-            "-cp",
-            System.getProperty("java.class.path"),
-            SinkMain.class.getName());
+            ChildJvm.command(
+                SinkMain.class, "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
     Map<String, String> env = pb.environment();
     env.keySet().removeIf(k -> k.startsWith("KAFKA_") || k.startsWith("SINK_"));
     env.putAll(env());
