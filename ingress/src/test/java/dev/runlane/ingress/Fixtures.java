@@ -13,7 +13,12 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -114,6 +119,38 @@ public final class Fixtures {
     try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
       return TopicReader.readAll(consumer, topic, Duration.ofSeconds(30));
     }
+  }
+
+  /** The request ids of every record of {@code topic}. */
+  public static Set<String> requestIds(String bootstrap, String topic) {
+    return readAll(bootstrap, topic).stream()
+        .map(r -> header(r, dev.runlane.common.kafka.RecordHeaders.REQUEST_ID))
+        .collect(Collectors.toSet());
+  }
+
+  /** What a load worker does again and again; {@code worker} is its number, from 0. */
+  @FunctionalInterface
+  public interface Step {
+    void run(int worker) throws Exception;
+  }
+
+  /**
+   * {@code threads} load workers, each repeating {@code step} while {@code going} holds; an
+   * exception ends that worker. Shut the pool down and await it once {@code going} turns false.
+   */
+  public static ExecutorService repeat(int threads, BooleanSupplier going, Step step) {
+    ExecutorService workers = Executors.newFixedThreadPool(threads);
+    for (int w = 0; w < threads; w++) {
+      int worker = w;
+      workers.submit(
+          () -> {
+            while (going.getAsBoolean()) {
+              step.run(worker);
+            }
+            return null;
+          });
+    }
+    return workers;
   }
 
   public static String header(ConsumerRecord<byte[], byte[]> r, String name) {

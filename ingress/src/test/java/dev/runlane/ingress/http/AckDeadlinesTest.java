@@ -42,13 +42,9 @@ class AckDeadlinesTest {
   @Test
   void eachRequestExpiresAtItsOwnDeadlineWhateverTheOrderItWasAddedIn() throws Exception {
     AckDeadlines d = onManualClock();
-    runOnLoop(
-        () -> {
-          d.add(100, expiring("a"));
-          // Added later with an earlier deadline: a slow upload.
-          d.add(50, expiring("b"));
-          d.add(200, expiring("c"));
-        });
+    add(d, 100, "a");
+    add(d, 50, "b"); // added later with an earlier deadline: a slow upload
+    add(d, 200, "c");
 
     sweepAt(d, 49);
     assertThat(expired).isEmpty();
@@ -62,11 +58,11 @@ class AckDeadlinesTest {
   @Test
   void aSettledRequestNeverExpires() throws Exception {
     AckDeadlines d = onManualClock();
+    add(d, 10, "first");
+    AckDeadlines.Waiting middle = add(d, 10, "middle");
+    add(d, 10, "last");
     runOnLoop(
         () -> {
-          d.add(10, expiring("first"));
-          AckDeadlines.Waiting middle = d.add(10, expiring("middle"));
-          d.add(10, expiring("last"));
           d.settle(middle);
           d.settle(middle); // an ack after the request was settled changes nothing
         });
@@ -114,6 +110,11 @@ class AckDeadlinesTest {
   /** What a request named {@code name} does when it expires: joins {@link #expired}. */
   private Runnable expiring(String name) {
     return () -> expired.add(name);
+  }
+
+  /** Adds, on the loop, a request named {@code name} that expires at {@code deadline}. */
+  private AckDeadlines.Waiting add(AckDeadlines d, long deadline, String name) throws Exception {
+    return onLoop(() -> d.add(deadline, expiring(name)));
   }
 
   /** Sets the manual clock to {@code nanos} and sweeps. */
