@@ -1,7 +1,6 @@
 package dev.runlane.embedded;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -15,7 +14,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
-/** Small client factories and a read-to-end helper shared by the ITs of this module. */
+/** Small client factories shared by the ITs of this module, and their read-to-end. */
 final class KafkaTestClients {
   private KafkaTestClients() {}
 
@@ -39,32 +38,10 @@ final class KafkaTestClients {
     return new KafkaConsumer<>(config, new StringDeserializer(), new StringDeserializer());
   }
 
-  /**
-   * Reads the partitions from the beginning until the consumer's position reaches the end offsets
-   * (the last stable offsets under read_committed) taken at the start; fails after {@code timeout}.
-   */
   static List<ConsumerRecord<String, String>> readToEnd(
       KafkaConsumer<String, String> consumer,
       Collection<TopicPartition> partitions,
       Duration timeout) {
-    consumer.assign(partitions);
-    consumer.seekToBeginning(partitions);
-    Map<TopicPartition, Long> end = consumer.endOffsets(partitions, timeout);
-    List<ConsumerRecord<String, String>> records = new ArrayList<>();
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (!reached(consumer, end)) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError(
-            "did not reach end offsets " + end + " within " + timeout + "; read " + records);
-      }
-      consumer.poll(Duration.ofMillis(200)).forEach(records::add);
-    }
-    return records;
-  }
-
-  private static boolean reached(
-      KafkaConsumer<String, String> consumer, Map<TopicPartition, Long> end) {
-    return end.entrySet().stream()
-        .allMatch(e -> consumer.position(e.getKey(), Duration.ofSeconds(10)) >= e.getValue());
+    return TopicReader.readToEnd(consumer, partitions, timeout);
   }
 }

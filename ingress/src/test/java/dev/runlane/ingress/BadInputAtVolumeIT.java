@@ -13,8 +13,10 @@ import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.http.ErrorBody;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.signature.SumeSignatureVerifier;
+import dev.runlane.embedded.ChildJvm;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
+import dev.runlane.embedded.TestBytes;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
@@ -221,34 +223,25 @@ class BadInputAtVolumeIT {
 
         // 3. The topic holds every accepted webhook once, exactly as sent; the DLQ every signed
         // but unusable body once, with its reason; nothing else was written.
-        Map<String, List<ConsumerRecord<byte[], byte[]>>> written =
-            readAll(infra.bootstrapServers(), prefix + ".webhooks").stream()
-                .collect(Collectors.groupingBy(r -> header(r, RecordHeaders.REQUEST_ID)));
         List<Shot> accepted = shots.stream().filter(s -> s.requestId != null).toList();
-        assertThat(written.keySet())
-            .containsExactlyInAnyOrderElementsOf(accepted.stream().map(s -> s.requestId).toList());
-        for (Shot shot : accepted) {
-          List<ConsumerRecord<byte[], byte[]>> records = written.get(shot.requestId);
-          assertThat(records).as(shot.requestId).hasSize(1);
-          assertThat(records.get(0).value()).isEqualTo(shot.sent);
-          assertThat(new String(records.get(0).key(), StandardCharsets.UTF_8))
-              .isEqualTo(shot.runId);
-        }
-        Map<String, List<ConsumerRecord<byte[], byte[]>>> deadLetters =
-            readAll(infra.bootstrapServers(), prefix + ".webhooks.dlq").stream()
-                .collect(Collectors.groupingBy(r -> header(r, "http.x-sume-event-id")));
+        onePerShot(
+                infra, prefix + ".webhooks", RecordHeaders.REQUEST_ID, accepted, s -> s.requestId)
+            .forEach(
+                (shot, record) -> {
+                  assertThat(record.value()).as(shot.requestId).isEqualTo(shot.sent);
+                  assertThat(new String(record.key(), StandardCharsets.UTF_8))
+                      .isEqualTo(shot.runId);
+                });
         List<Shot> dlq = shots.stream().filter(s -> s.dlqReason != null).toList();
-        assertThat(deadLetters.keySet())
-            .containsExactlyInAnyOrderElementsOf(dlq.stream().map(s -> s.eventId).toList());
-        for (Shot shot : dlq) {
-          List<ConsumerRecord<byte[], byte[]>> records = deadLetters.get(shot.eventId);
-          assertThat(records).as(shot.variant).hasSize(1);
-          assertThat(header(records.get(0), RecordHeaders.DLQ_REASON))
-              .as(shot.variant)
-              .isEqualTo(shot.dlqReason);
-          assertThat(header(records.get(0), RecordHeaders.DLQ_DETAIL)).isNotBlank();
-          assertThat(records.get(0).value()).as(shot.variant).isEqualTo(shot.sent);
-        }
+        onePerShot(infra, prefix + ".webhooks.dlq", "http.x-sume-event-id", dlq, s -> s.eventId)
+            .forEach(
+                (shot, record) -> {
+                  assertThat(header(record, RecordHeaders.DLQ_REASON))
+                      .as(shot.variant)
+                      .isEqualTo(shot.dlqReason);
+                  assertThat(header(record, RecordHeaders.DLQ_DETAIL)).isNotBlank();
+                  assertThat(record.value()).as(shot.variant).isEqualTo(shot.sent);
+                });
 
         // 4. The counters agree: each request counted once, under its outcome; none failed inside.
         String metrics = child.scrape();
@@ -486,45 +479,48 @@ class BadInputAtVolumeIT {
     // Huge header values: over the server's 8 KiB of headers a 4xx from the HTTP layer; under it,
     // the webhook handler's own answer (the value cut in the log).
     for (int i = 0; i < 40; i++) {
-      Shot sig =
-          new Shot(Kind.HUGE_HEADER, "64 KiB signature header", BAD_BODY, s -> raw(port, s))
+      Function<Shot, Answer> rawSend = s -> raw(port, s);
+      shots.add(
+          new Shot(Kind.HUGE_HEADER, "64 KiB signature header", BAD_BODY, rawSend)
+              .header(SIG, "v1=" + "a".repeat(64 * 1024))
               .expect(431, (byte[]) null, null)
-              .closing();
-      sig.headers.put(SIG, "v1=" + "a".repeat(64 * 1024));
-      shots.add(sig);
-      Shot id =
-          new Shot(Kind.HUGE_HEADER, "64 KiB event id header", BAD_BODY, s -> raw(port, s))
+              .closing());
+      shots.add(
+          new Shot(Kind.HUGE_HEADER, "64 KiB event id header", BAD_BODY, rawSend)
+              .header(EVENT_ID, "e".repeat(64 * 1024))
               .expect(431, (byte[]) null, null)
-              .closing();
-      id.headers.put(EVENT_ID, "e".repeat(64 * 1024));
-      shots.add(id);
-      Shot many =
-          new Shot(
-                  Kind.HUGE_HEADER,
-                  "7 KiB signature header, 100 signatures",
-                  BAD_BODY,
-                  s -> raw(port, s))
-              .expect(
-                  401,
-                  ErrorBody.json("no_matching_signature", INVALID_SIGNATURE),
-                  "no_matching_signature");
-      many.headers.put(SIG, String.join(",", Collections.nCopies(100, "v1=" + "cd".repeat(32))));
-      shots.add(many);
-      Shot longId =
-          new Shot(
-                  Kind.HUGE_HEADER,
-                  "7 KiB event id header, bad signature",
-                  BAD_BODY,
-                  s -> raw(port, s))
-              .expect(
-                  401,
-                  ErrorBody.json("no_matching_signature", INVALID_SIGNATURE),
-                  "no_matching_signature");
-      longId.headers.put(EVENT_ID, "e".repeat(7 * 1024));
-      longId.headers.put(SIG, "v1=" + "ab".repeat(32));
-      shots.add(longId);
+              .closing());
+      shots.add(
+          new Shot(Kind.HUGE_HEADER, "7 KiB signature header, 100 signatures", BAD_BODY, rawSend)
+              .header(SIG, String.join(",", Collections.nCopies(100, "v1=" + "cd".repeat(32))))
+              .refused("no_matching_signature"));
+      shots.add(
+          new Shot(Kind.HUGE_HEADER, "7 KiB event id header, bad signature", BAD_BODY, rawSend)
+              .header(EVENT_ID, "e".repeat(7 * 1024))
+              .header(SIG, "v1=" + "ab".repeat(32))
+              .refused("no_matching_signature"));
     }
     return shots;
+  }
+
+  /**
+   * The one record each of {@code shots} left in {@code topic}, found by its header {@code name},
+   * whose value is the shot's {@code key}; the topic holds one record per shot and nothing else.
+   */
+  private static Map<Shot, ConsumerRecord<byte[], byte[]>> onePerShot(
+      Infra infra, String topic, String name, List<Shot> shots, Function<Shot, String> key) {
+    Map<String, List<ConsumerRecord<byte[], byte[]>>> byKey =
+        readAll(infra.bootstrapServers(), topic).stream()
+            .collect(Collectors.groupingBy(r -> header(r, name)));
+    assertThat(byKey.keySet())
+        .containsExactlyInAnyOrderElementsOf(shots.stream().map(key).toList());
+    Map<Shot, ConsumerRecord<byte[], byte[]>> out = new LinkedHashMap<>();
+    for (Shot shot : shots) {
+      List<ConsumerRecord<byte[], byte[]>> records = byKey.get(key.apply(shot));
+      assertThat(records).as("%s: %s", shot.variant, key.apply(shot)).hasSize(1);
+      out.put(shot, records.get(0));
+    }
+    return out;
   }
 
   private static final String SIG = SumeSignatureVerifier.SIGNATURE_HEADER;
@@ -548,7 +544,7 @@ class BadInputAtVolumeIT {
       Function<Shot, Answer> send) {
     Shot s = new Shot(Kind.BAD_SIGNATURE, variant, BAD_BODY, send);
     tamper.accept(s.headers);
-    return s.expect(401, ErrorBody.json(reason, INVALID_SIGNATURE), reason);
+    return s.refused(reason);
   }
 
   private static Shot deadLetter(
@@ -564,20 +560,10 @@ class BadInputAtVolumeIT {
    * accepted (32 containers with the root object and {@code data}), more are too deep.
    */
   private static byte[] nested(String requestId, String runId, int arrays, boolean closed) {
-    StringBuilder sb =
-        new StringBuilder(
-            "{\"request_id\":\""
-                + requestId
-                + "\",\"type\":\"run.updated\",\"created_at\":\""
-                + Instant.now()
-                + "\",\"data\":{\"run_id\":\""
-                + runId
-                + "\",\"nest\":");
-    sb.append("[".repeat(arrays));
-    if (closed) {
-      sb.append("]".repeat(arrays)).append("}}");
-    }
-    return sb.toString().getBytes(StandardCharsets.UTF_8);
+    String open =
+        "{\"request_id\":\"%s\",\"type\":\"run.updated\",\"created_at\":\"%s\",\"data\":{\"run_id\":\"%s\",\"nest\":"
+            .formatted(requestId, Instant.now(), runId);
+    return utf8(open + "[".repeat(arrays) + (closed ? "]".repeat(arrays) + "}}" : ""));
   }
 
   /** Bodies that are not UTF-8 (RFC 8259 §8.1 requires it), each otherwise a good envelope. */
@@ -609,20 +595,14 @@ class BadInputAtVolumeIT {
         .getBytes(charset);
   }
 
-  /** An envelope with {@code bytes} put where {@code ^^at^^} marks the note or the request id. */
+  /** An envelope with {@code bytes} put where {@code ^^} marks the note or the request id. */
   private static byte[] spliced(String at, byte[] bytes) {
     String text =
         SumeEvents.event("run-enc", (at.equals("rid") ? "r-^^-" : "") + newId("rid"), Instant.now())
             .type("run.updated")
             .data("note", at.equals("note") ? "a^^b" : "ab")
             .json();
-    byte[] t = text.getBytes(StandardCharsets.UTF_8);
-    int i = text.indexOf("^^");
-    byte[] out = new byte[t.length - 2 + bytes.length];
-    System.arraycopy(t, 0, out, 0, i);
-    System.arraycopy(bytes, 0, out, i, bytes.length);
-    System.arraycopy(t, i + 2, out, i + bytes.length, t.length - i - 2);
-    return out;
+    return TestBytes.spliced(text, "^^", bytes);
   }
 
   /** Signed JSON that is no envelope: reason and body. */
@@ -703,6 +683,17 @@ class BadInputAtVolumeIT {
     Shot expect(int status, byte[] body, String outcome) {
       return expect(
           status, body == null ? null : new String(body, StandardCharsets.UTF_8), outcome);
+    }
+
+    /** Sends {@code value} as header {@code name}, in place of what the constructor set. */
+    Shot header(String name, String value) {
+      headers.put(name, value);
+      return this;
+    }
+
+    /** The signature check refuses it: 401 with {@code reason}. */
+    Shot refused(String reason) {
+      return expect(401, ErrorBody.json(reason, INVALID_SIGNATURE), reason);
     }
 
     Shot closing() {
@@ -1036,17 +1027,15 @@ class BadInputAtVolumeIT {
       Files.deleteIfExists(gcLog);
       ProcessBuilder pb =
           new ProcessBuilder(
-              Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-              "-Xms" + HEAP_MIB + "m",
-              "-Xmx" + HEAP_MIB + "m",
-              "-XX:+UseG1GC",
-              "-XX:+ExitOnOutOfMemoryError",
-              "-XX:ActiveProcessorCount=2",
-              "-Xlog:gc:file=" + gcLog,
-              "-Dlogback.configurationFile=" + logback,
-              "-cp",
-              System.getProperty("java.class.path"),
-              IngressMain.class.getName());
+              ChildJvm.command(
+                  IngressMain.class,
+                  "-Xms" + HEAP_MIB + "m",
+                  "-Xmx" + HEAP_MIB + "m",
+                  "-XX:+UseG1GC",
+                  "-XX:+ExitOnOutOfMemoryError",
+                  "-XX:ActiveProcessorCount=2",
+                  "-Xlog:gc:file=" + gcLog,
+                  "-Dlogback.configurationFile=" + logback));
       pb.environment().putAll(e);
       File out = log.toFile();
       pb.redirectErrorStream(true).redirectOutput(out);

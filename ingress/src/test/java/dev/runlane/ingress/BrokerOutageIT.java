@@ -1,15 +1,12 @@
 package dev.runlane.ingress;
 
 import static dev.runlane.ingress.Fixtures.body;
-import static dev.runlane.ingress.Fixtures.header;
 import static dev.runlane.ingress.Fixtures.newId;
-import static dev.runlane.ingress.Fixtures.readAll;
 import static dev.runlane.ingress.Fixtures.send;
 import static dev.runlane.ingress.Fixtures.signed;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.embedded.EmbeddedKafka;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -20,7 +17,6 @@ import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
@@ -64,12 +60,11 @@ class BrokerOutageIT {
 
     ConcurrentLinkedQueue<Answer> answers = new ConcurrentLinkedQueue<>();
     AtomicBoolean running = new AtomicBoolean(true);
-    ExecutorService workers = Executors.newFixedThreadPool(4);
-    for (int w = 0; w < 4; w++) {
-      int worker = w;
-      workers.submit(
-          () -> {
-            while (running.get()) {
+    ExecutorService workers =
+        Fixtures.repeat(
+            4,
+            running::get,
+            worker -> {
               String id = newId("out-" + worker);
               long started = System.nanoTime();
               HttpResponse<String> r = send(client, signed(uri, body(id, "run-" + worker)));
@@ -79,10 +74,7 @@ class BrokerOutageIT {
                       r.statusCode(),
                       TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
                       r.headers().firstValue("Retry-After").orElse(null)));
-            }
-            return null;
-          });
-    }
+            });
     await().atMost(Duration.ofSeconds(20)).until(() -> count(answers, 200) >= 20);
 
     assertThat(ready(client)).isEqualTo(200);
@@ -107,10 +99,7 @@ class BrokerOutageIT {
             .filter(a -> a.status() == 200)
             .map(Answer::requestId)
             .collect(Collectors.toSet());
-    Set<String> written =
-        readAll(kafka.bootstrapServers(), "outage.webhooks").stream()
-            .map(r -> header(r, RecordHeaders.REQUEST_ID))
-            .collect(Collectors.toSet());
+    Set<String> written = Fixtures.requestIds(kafka.bootstrapServers(), "outage.webhooks");
     assertThat(written).containsAll(accepted);
     System.out.printf(
         "outage run: %d answers, %d x 200, %d x 503, %d written%n",

@@ -3,21 +3,25 @@ package dev.runlane.ingress;
 import dev.runlane.common.config.Secret;
 import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.signature.SumeSignatureVerifier;
+import dev.runlane.embedded.TopicReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /** Test helpers: signed Sume requests, envelope bodies, reading a topic to its end. */
@@ -112,24 +116,41 @@ public final class Fixtures {
     c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
     c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     c.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 4 * 1024 * 1024);
-    List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
     try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
-      List<TopicPartition> partitions =
-          consumer.partitionsFor(topic, Duration.ofSeconds(10)).stream()
-              .map(p -> new TopicPartition(topic, p.partition()))
-              .toList();
-      consumer.assign(partitions);
-      consumer.seekToBeginning(partitions);
-      Map<TopicPartition, Long> end = consumer.endOffsets(partitions, Duration.ofSeconds(10));
-      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-      while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException("could not read " + topic + " to its end");
-        }
-        consumer.poll(Duration.ofMillis(200)).forEach(out::add);
-      }
+      return TopicReader.readAll(consumer, topic, Duration.ofSeconds(30));
     }
-    return out;
+  }
+
+  /** The request ids of every record of {@code topic}. */
+  public static Set<String> requestIds(String bootstrap, String topic) {
+    return readAll(bootstrap, topic).stream()
+        .map(r -> header(r, dev.runlane.common.kafka.RecordHeaders.REQUEST_ID))
+        .collect(Collectors.toSet());
+  }
+
+  /** What a load worker does again and again; {@code worker} is its number, from 0. */
+  @FunctionalInterface
+  public interface Step {
+    void run(int worker) throws Exception;
+  }
+
+  /**
+   * {@code threads} load workers, each repeating {@code step} while {@code going} holds; an
+   * exception ends that worker. Shut the pool down and await it once {@code going} turns false.
+   */
+  public static ExecutorService repeat(int threads, BooleanSupplier going, Step step) {
+    ExecutorService workers = Executors.newFixedThreadPool(threads);
+    for (int w = 0; w < threads; w++) {
+      int worker = w;
+      workers.submit(
+          () -> {
+            while (going.getAsBoolean()) {
+              step.run(worker);
+            }
+            return null;
+          });
+    }
+    return workers;
   }
 
   public static String header(ConsumerRecord<byte[], byte[]> r, String name) {

@@ -1,19 +1,17 @@
 package dev.runlane.ingress;
 
 import static dev.runlane.ingress.Fixtures.body;
-import static dev.runlane.ingress.Fixtures.header;
 import static dev.runlane.ingress.Fixtures.newId;
-import static dev.runlane.ingress.Fixtures.readAll;
 import static dev.runlane.ingress.Fixtures.signed;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.runlane.common.kafka.RecordHeaders;
+import dev.runlane.embedded.ChildJvm;
+import dev.runlane.embedded.FreePorts;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
 import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -25,10 +23,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -41,19 +37,13 @@ class GracefulShutdownIT {
   @Test
   void sigtermDuringLoadLosesNoAcceptedRequestAndExitsZero(Infra infra) throws Exception {
     String prefix = infra.uniqueName("graceful");
-    int port = freePort();
-    int adminPort = freePort();
+    int port = FreePorts.next();
+    int adminPort = FreePorts.next();
     Map<String, String> env = Fixtures.env(infra.bootstrapServers(), prefix);
     env.put("INGRESS_HOST", "127.0.0.1");
     env.put("INGRESS_PORT", Integer.toString(port));
     env.put("INGRESS_ADMIN_PORT", Integer.toString(adminPort));
-    ProcessBuilder pb =
-        new ProcessBuilder(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-Xmx256m",
-            "-cp",
-            System.getProperty("java.class.path"),
-            IngressMain.class.getName());
+    ProcessBuilder pb = new ProcessBuilder(ChildJvm.command(IngressMain.class, "-Xmx256m"));
     pb.environment().putAll(env);
     File log = Path.of("target", "graceful-shutdown-ingress.log").toFile();
     pb.redirectErrorStream(true).redirectOutput(log);
@@ -77,12 +67,11 @@ class GracefulShutdownIT {
       ConcurrentLinkedQueue<String> accepted = new ConcurrentLinkedQueue<>();
       AtomicInteger other = new AtomicInteger();
       AtomicInteger refused = new AtomicInteger();
-      ExecutorService workers = Executors.newFixedThreadPool(8);
-      for (int w = 0; w < 8; w++) {
-        int worker = w;
-        workers.submit(
-            () -> {
-              while (process.isAlive()) {
+      ExecutorService workers =
+          Fixtures.repeat(
+              8,
+              process::isAlive,
+              worker -> {
                 String id = newId("gs-" + worker);
                 try {
                   HttpResponse<String> r =
@@ -97,10 +86,7 @@ class GracefulShutdownIT {
                 } catch (IOException e) {
                   refused.incrementAndGet(); // not answered: Sume would retry
                 }
-              }
-              return null;
-            });
-      }
+              });
       await().atMost(Duration.ofSeconds(30)).until(() -> accepted.size() >= 300);
 
       process.destroy(); // SIGTERM
@@ -109,22 +95,13 @@ class GracefulShutdownIT {
       assertThat(workers.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
 
       assertThat(process.exitValue()).isZero();
-      Set<String> written =
-          readAll(infra.bootstrapServers(), prefix + ".webhooks").stream()
-              .map(r -> header(r, RecordHeaders.REQUEST_ID))
-              .collect(Collectors.toSet());
+      Set<String> written = Fixtures.requestIds(infra.bootstrapServers(), prefix + ".webhooks");
       assertThat(written).containsAll(List.copyOf(accepted));
       System.out.printf(
           "graceful shutdown: %d x 200 (all written, %d records), %d other answers, %d unanswered%n",
           accepted.size(), written.size(), other.get(), refused.get());
     } finally {
       process.destroyForcibly();
-    }
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
     }
   }
 }

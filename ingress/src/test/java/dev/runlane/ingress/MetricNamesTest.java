@@ -3,14 +3,11 @@ package dev.runlane.ingress;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runlane.common.metrics.Metrics;
+import dev.runlane.embedded.MetricDocs;
 import dev.runlane.ingress.http.IngressMeters;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashSet;
 import java.util.Set;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
@@ -25,21 +22,10 @@ class MetricNamesTest {
     meters.register("sume");
     meters.ackLatency("sume", "webhooks", Duration.ofMillis(3));
     String scrape = registry.scrape();
-    Set<String> named = new LinkedHashSet<>();
-    for (Path doc :
-        new Path[] {
-          Path.of("..", "README.md"), Path.of("..", "deploy", "k8s", "base", "monitoring.yaml")
-        }) {
-      Matcher m = NAME.matcher(Files.readString(doc));
-      while (m.find()) {
-        named.add(m.group(1));
-      }
-    }
+    Set<String> named = MetricDocs.named(NAME);
     assertThat(named).contains("runlane_ingress_requests_total");
     for (String name : named) {
-      assertThat(scrape)
-          .as(name)
-          .containsPattern("(?m)^" + name + "(_bucket|_count|_sum|_max)?(\\{| )");
+      assertThat(scrape).as(name).containsPattern(MetricDocs.sampleOf(name));
     }
   }
 }

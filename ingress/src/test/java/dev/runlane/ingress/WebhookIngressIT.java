@@ -448,13 +448,10 @@ class WebhookIngressIT {
     return Instant.now().getEpochSecond();
   }
 
+  /** The requests counted with this source and outcome; 0 before the first. */
   private double requests(String source, String outcome) {
     var counter =
-        registry
-            .find(IngressMeters.REQUESTS)
-            .tag("source", source)
-            .tag("outcome", outcome)
-            .counter();
+        registry.find(IngressMeters.REQUESTS).tags("source", source, "outcome", outcome).counter();
     return counter == null ? 0 : counter.count();
   }
 

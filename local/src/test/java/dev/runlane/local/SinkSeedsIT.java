@@ -130,8 +130,7 @@ class SinkSeedsIT {
     var c =
         registry
             .find("runlane.processor.events")
-            .tag("outcome", outcome)
-            .tag("layer", layer)
+            .tags("outcome", outcome, "layer", layer)
             .counter();
     return c == null ? 0 : c.count();
   }

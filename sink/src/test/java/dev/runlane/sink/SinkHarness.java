@@ -8,6 +8,7 @@ import dev.runlane.common.generation.Replay;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.kafka.TopicEnsurer;
 import dev.runlane.common.metrics.Metrics;
+import dev.runlane.embedded.ChildJvm;
 import dev.runlane.embedded.FreePorts;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.Postgres;
@@ -103,9 +104,28 @@ final class SinkHarness implements AutoCloseable {
 
   /** An in-process sink on a free admin port. */
   SinkApp startSink(PrometheusMeterRegistry registry) {
-    SinkApp app = SinkApp.start(SinkConfig.fromEnv(env()).withPort(0), registry);
+    SinkApp app = start(registry);
     app.awaitReady(Duration.ofSeconds(60));
     return app;
+  }
+
+  /** Starts a sink in this JVM on this harness; does not wait for it to be ready. */
+  SinkApp start(PrometheusMeterRegistry registry) {
+    return SinkApp.start(SinkConfig.fromEnv(env()).withPort(0), registry);
+  }
+
+  /**
+   * Sends {@code perRun} events to each of {@code runs} runs ({@code run-<r>}, ids {@code
+   * run-<r>-e<e>}), event by event across the runs, {@code e} milliseconds after T0; then flushes.
+   */
+  void sendAll(int runs, int perRun, String replay) {
+    for (int e = 0; e < perRun; e++) {
+      for (int r = 0; r < runs; r++) {
+        String run = "run-" + r;
+        send(run, run + "-e" + e, T0.plusMillis(e), replay);
+      }
+    }
+    flush();
   }
 
   static PrometheusMeterRegistry registry() {
@@ -158,8 +178,48 @@ final class SinkHarness implements AutoCloseable {
   }
 
   Connection connect() throws SQLException {
+    return connect(database);
+  }
+
+  /** A connection to another database of the same server. */
+  Connection connect(String name) throws SQLException {
     return DriverManager.getConnection(
-        postgres.jdbcUrl(database), postgres.username(), postgres.password());
+        postgres.jdbcUrl(name), postgres.username(), postgres.password());
+  }
+
+  /** Runs {@code statements} on the sink's database, in order. */
+  void execute(String... statements) throws SQLException {
+    try (Connection c = connect();
+        Statement s = c.createStatement()) {
+      for (String statement : statements) {
+        s.execute(statement);
+      }
+    }
+  }
+
+  /** The one row {@code sql} returns on the sink's database, as JDBC reads its columns. */
+  List<Object> onlyRow(String sql) throws SQLException {
+    return onlyRow(database, sql);
+  }
+
+  /** The one row {@code sql} returns on database {@code name}; fails unless there is one row. */
+  List<Object> onlyRow(String name, String sql) throws SQLException {
+    try (Connection c = connect(name);
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
+      assertThat(rs.next()).as("a row from %s", sql).isTrue();
+      List<Object> row = new ArrayList<>();
+      for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
+        row.add(rs.getObject(i));
+      }
+      assertThat(rs.next()).as("one row only from %s", sql).isFalse();
+      return row;
+    }
+  }
+
+  /** The runs whose last applied event is not their event {@code e} ({@link #sendAll}'s ids). */
+  long runsNotAtEvent(int e) throws SQLException {
+    return count("SELECT count(*) FROM runs WHERE last_request_id <> run_id || '-e" + e + "'");
   }
 
   long count(String sql) throws SQLException {
@@ -279,13 +339,8 @@ final class SinkHarness implements AutoCloseable {
     int port = FreePorts.next();
     ProcessBuilder pb =
         new ProcessBuilder(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-Xmx192m",
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-            "-cp",
-            System.getProperty("java.class.path"),
-            SinkMain.class.getName());
+            ChildJvm.command(
+                SinkMain.class, "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
     Map<String, String> env = pb.environment();
     env.keySet().removeIf(k -> k.startsWith("KAFKA_") || k.startsWith("SINK_"));
     env.putAll(env());

@@ -9,7 +9,6 @@ import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -30,13 +29,13 @@ class SinkIT {
       PrometheusMeterRegistry registry = SinkHarness.registry();
       SinkApp sink = h.startSink(registry);
       try (sink) {
-        sendAll(h, runs, perRun, null);
+        h.sendAll(runs, perRun, null);
         h.awaitCaughtUp(Duration.ofSeconds(60));
         assertThat(h.count("SELECT count(*) FROM processed_events")).isEqualTo(runs * perRun);
 
         // The replay: the same request ids again, plus each one twice in a row.
         for (int copy = 0; copy < 2; copy++) {
-          sendAll(h, runs, perRun, "reprocess-1");
+          h.sendAll(runs, perRun, "reprocess-1");
         }
         h.awaitCaughtUp(Duration.ofSeconds(60));
 
@@ -51,13 +50,7 @@ class SinkIT {
         assertThat(h.count("SELECT count(*) FROM runs WHERE applied_count <> " + perRun))
             .as("runs whose count moved with a re-emission")
             .isZero();
-        assertThat(
-                h.count(
-                    "SELECT count(*) FROM runs WHERE last_request_id <> run_id || '-e"
-                        + (perRun - 1)
-                        + "'"))
-            .as("runs not at their newest event")
-            .isZero();
+        assertThat(h.runsNotAtEvent(perRun - 1)).as("runs not at their newest event").isZero();
       }
     }
   }
@@ -81,16 +74,8 @@ class SinkIT {
         h.awaitCaughtUp(Duration.ofSeconds(30));
 
         assertThat(h.count("SELECT count(*) FROM processed_events")).isEqualTo(4);
-        try (Connection c = h.connect();
-            Statement s = c.createStatement();
-            ResultSet rs =
-                s.executeQuery(
-                    "SELECT last_request_id, applied_count, last_created_at_nanos FROM runs")) {
-          assertThat(rs.next()).isTrue();
-          assertThat(rs.getString(1)).isEqualTo("c");
-          assertThat(rs.getLong(2)).isEqualTo(1);
-          assertThat(rs.next()).isFalse();
-        }
+        assertThat(h.onlyRow("SELECT last_request_id, applied_count FROM runs"))
+            .containsExactly("c", 1L);
         assertThat(counter(registry, SinkMetrics.RUNS, "refused")).isEqualTo(2);
 
         // A newer one still moves it, by a nanosecond.
@@ -98,14 +83,8 @@ class SinkIT {
         h.send("run-o", "d", T0.plusSeconds(2).plusNanos(1), null);
         h.flush();
         h.awaitCaughtUp(Duration.ofSeconds(30));
-        try (Connection c = h.connect();
-            Statement s = c.createStatement();
-            ResultSet rs =
-                s.executeQuery("SELECT last_request_id, last_created_at_nanos FROM runs")) {
-          rs.next();
-          assertThat(rs.getString(1)).isEqualTo("d");
-          assertThat(rs.getInt(2)).isEqualTo(1);
-        }
+        assertThat(h.onlyRow("SELECT last_request_id, last_created_at_nanos FROM runs"))
+            .containsExactly("d", 1);
         assertThat(counter(registry, SinkMetrics.EVENTS, "duplicate")).isEqualTo(1);
       }
     }
@@ -116,7 +95,7 @@ class SinkIT {
     try (SinkHarness h = new SinkHarness(infra, infra.postgres(), "restart", 3)) {
       SinkApp first = h.startSink(SinkHarness.registry());
       try (first) {
-        sendAll(h, 6, 5, null);
+        h.sendAll(6, 5, null);
         h.awaitCaughtUp(Duration.ofSeconds(30));
       }
       // Rows deleted behind the sink's back, offsets kept: a restart must not write them again,
@@ -129,7 +108,7 @@ class SinkIT {
       PrometheusMeterRegistry registry = SinkHarness.registry();
       SinkApp restarted = h.startSink(registry);
       try (restarted) {
-        sendAll(h, 1, 1, null); // run-0-e0 again: the sink writes it as new, nothing else
+        h.sendAll(1, 1, null); // run-0-e0 again: the sink writes it as new, nothing else
         h.awaitCaughtUp(Duration.ofSeconds(30));
         await()
             .atMost(Duration.ofSeconds(10))
@@ -138,15 +117,5 @@ class SinkIT {
         assertThat(h.count("SELECT count(*) FROM processed_events")).isEqualTo(30 - 5 + 1);
       }
     }
-  }
-
-  static void sendAll(SinkHarness h, int runs, int perRun, String replay) {
-    for (int e = 0; e < perRun; e++) {
-      for (int r = 0; r < runs; r++) {
-        String run = "run-" + r;
-        h.send(run, run + "-e" + e, T0.plusMillis(e), replay);
-      }
-    }
-    h.flush();
   }
 }

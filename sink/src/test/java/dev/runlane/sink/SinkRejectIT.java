@@ -11,7 +11,6 @@ import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
@@ -133,17 +132,13 @@ class SinkRejectIT {
       try (first) {
         h.awaitCaughtUp(Duration.ofSeconds(30));
       }
-      try (Connection c = h.connect();
-          Statement s = c.createStatement()) {
-        // An audit trigger with a bug: every insert fails NOT NULL (23502) on its own table.
-        s.execute("CREATE TABLE audit (who text NOT NULL, rid text)");
-        s.execute(
-            "CREATE FUNCTION audit_f() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO"
-                + " audit VALUES (NULL, NEW.request_id); RETURN NEW; END $$");
-        s.execute(
-            "CREATE TRIGGER audit_t AFTER INSERT ON processed_events FOR EACH ROW EXECUTE"
-                + " FUNCTION audit_f()");
-      }
+      // An audit trigger with a bug: every insert fails NOT NULL (23502) on its own table.
+      h.execute(
+          "CREATE TABLE audit (who text NOT NULL, rid text)",
+          "CREATE FUNCTION audit_f() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO"
+              + " audit VALUES (NULL, NEW.request_id); RETURN NEW; END $$",
+          "CREATE TRIGGER audit_t AFTER INSERT ON processed_events FOR EACH ROW EXECUTE"
+              + " FUNCTION audit_f()");
       // In the topic before the sink starts: its first poll holds them all, over the threshold.
       for (int i = 0; i < 100; i++) {
         h.send("s-" + i, "s-" + i + "-e0", T0, null);
@@ -158,10 +153,7 @@ class SinkRejectIT {
         assertThat(h.count("SELECT count(*) FROM sink_rejected")).as("nothing set aside").isZero();
         assertThat(h.count("SELECT count(*) FROM processed_events")).isEqualTo(1);
 
-        try (Connection c = h.connect();
-            Statement s = c.createStatement()) {
-          s.execute("DROP TRIGGER audit_t ON processed_events");
-        }
+        h.execute("DROP TRIGGER audit_t ON processed_events");
         h.awaitCaughtUp(Duration.ofSeconds(60));
         await().atMost(Duration.ofSeconds(30)).until(sink::ready);
       }
@@ -174,9 +166,7 @@ class SinkRejectIT {
   void aRecordTheRejectedTableCannotHoldEitherIsSetAsideInAscii(Infra infra) throws Exception {
     try (SinkHarness h = new SinkHarness(infra, infra.postgres(), "latin", 1)) {
       String latin1 = h.database + "_latin1";
-      try (Connection c =
-              DriverManager.getConnection(
-                  h.postgres.jdbcUrl("postgres"), h.postgres.username(), h.postgres.password());
+      try (Connection c = h.connect("postgres");
           Statement s = c.createStatement()) {
         s.execute(
             "CREATE DATABASE "
@@ -197,18 +187,10 @@ class SinkRejectIT {
             .until(() -> counter(registry, SinkMetrics.EVENTS, "rejected") == 1);
         await().atMost(Duration.ofSeconds(30)).until(sink::ready);
       }
-      try (Connection c =
-              DriverManager.getConnection(
-                  h.postgres.jdbcUrl(latin1), h.postgres.username(), h.postgres.password());
-          Statement s = c.createStatement();
-          ResultSet rs =
-              s.executeQuery(
-                  "SELECT run_id, sqlstate, record_value IS NOT NULL FROM sink_rejected")) {
-        assertThat(rs.next()).isTrue();
-        assertThat(rs.getString(1)).isEqualTo("\\u65e5\\u672c");
-        assertThat(rs.getString(2)).isEqualTo("22P05");
-        assertThat(rs.getBoolean(3)).isTrue();
-      }
+      assertThat(
+              h.onlyRow(
+                  latin1, "SELECT run_id, sqlstate, record_value IS NOT NULL FROM sink_rejected"))
+          .containsExactly("\\u65e5\\u672c", "22P05", true);
       assertThat(counter(registry, SinkMetrics.EVENTS, "written")).isEqualTo(10);
     }
   }

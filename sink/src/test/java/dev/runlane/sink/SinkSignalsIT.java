@@ -12,6 +12,7 @@ import dev.runlane.sink.db.AcceptedGaps;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Files;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Map;
@@ -64,7 +65,7 @@ class SinkSignalsIT {
       }
 
       PrometheusMeterRegistry registry = SinkHarness.registry();
-      try (SinkApp sink = SinkApp.start(SinkConfig.fromEnv(h.env()).withPort(0), registry)) {
+      try (SinkApp sink = h.start(registry)) {
         await()
             .atMost(Duration.ofSeconds(30))
             .until(() -> gauge(registry, SinkMetrics.RETENTION_GAP) == 50);
@@ -76,11 +77,7 @@ class SinkSignalsIT {
             .until(() -> gauge(registry, SinkMetrics.LAG) == 100); // the records not stored
         assertThat(sink.ready()).isFalse();
 
-        try (Connection c = h.connect()) {
-          c.setAutoCommit(false);
-          assertThat(new AcceptedGaps(h.group).accept(c, h.topic, 0, 100, 150)).isTrue();
-          c.commit();
-        }
+        acceptGap(h, 100, 150);
         await().atMost(Duration.ofSeconds(30)).until(sink::ready);
         h.awaitCaughtUp(Duration.ofSeconds(30));
         assertThat(gauge(registry, SinkMetrics.RETENTION_GAP)).isZero();
@@ -98,12 +95,9 @@ class SinkSignalsIT {
       send(h, 0, 10);
       storeAll(h);
       // As if the topic had been deleted and made again: the stored offset is past its end.
-      try (Connection c = h.connect();
-          Statement s = c.createStatement()) {
-        s.executeUpdate("UPDATE sink_offsets SET next_offset = 300");
-      }
+      storeOffset(h, 300);
       PrometheusMeterRegistry registry = SinkHarness.registry();
-      try (SinkApp sink = SinkApp.start(SinkConfig.fromEnv(h.env()).withPort(0), registry)) {
+      try (SinkApp sink = h.start(registry)) {
         await()
             .atMost(Duration.ofSeconds(30))
             .until(() -> gauge(registry, SinkMetrics.OFFSETS_AHEAD) == 1);
@@ -111,11 +105,7 @@ class SinkSignalsIT {
         assertThat(sink.ready()).as("not ready past the log end").isFalse();
         assertThat(h.count("SELECT count(*) FROM processed_events")).isEqualTo(10);
 
-        try (Connection c = h.connect()) {
-          c.setAutoCommit(false);
-          assertThat(new AcceptedGaps(h.group).accept(c, h.topic, 0, 300, 10)).isTrue();
-          c.commit();
-        }
+        acceptGap(h, 300, 10);
         await().atMost(Duration.ofSeconds(30)).until(sink::ready);
         h.awaitCaughtUp(Duration.ofSeconds(30));
         assertThat(gauge(registry, SinkMetrics.OFFSETS_AHEAD)).isZero();
@@ -130,10 +120,7 @@ class SinkSignalsIT {
       send(h, 0, 10);
       storeAll(h);
       // A stored offset no seek takes, as a hand edit could leave it: the loop cannot go on.
-      try (Connection c = h.connect();
-          Statement s = c.createStatement()) {
-        s.executeUpdate("UPDATE sink_offsets SET next_offset = -5");
-      }
+      storeOffset(h, -5);
       SinkHarness.ChildSink child = h.startChild("dies", Map.of());
       try {
         assertThat(child.process().waitFor(60, TimeUnit.SECONDS))
@@ -152,6 +139,23 @@ class SinkSignalsIT {
     SinkApp sink = h.startSink(SinkHarness.registry());
     try (sink) {
       h.awaitCaughtUp(Duration.ofSeconds(30));
+    }
+  }
+
+  /** What an operator's accept-gap does: gives up offsets {@code from} to {@code to} of p0. */
+  private static void acceptGap(SinkHarness h, long from, long to) throws SQLException {
+    try (Connection c = h.connect()) {
+      c.setAutoCommit(false);
+      assertThat(new AcceptedGaps(h.group).accept(c, h.topic, 0, from, to)).isTrue();
+      c.commit();
+    }
+  }
+
+  /** Sets the stored offset by hand, as an operator's edit could. */
+  private static void storeOffset(SinkHarness h, long next) throws SQLException {
+    try (Connection c = h.connect();
+        Statement s = c.createStatement()) {
+      s.executeUpdate("UPDATE sink_offsets SET next_offset = " + next);
     }
   }
 

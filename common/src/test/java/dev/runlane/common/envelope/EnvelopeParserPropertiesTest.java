@@ -1,5 +1,11 @@
 package dev.runlane.common.envelope;
 
+import static dev.runlane.common.Generators.between;
+import static dev.runlane.common.Generators.bmpOutsideAscii;
+import static dev.runlane.common.Generators.bytes;
+import static dev.runlane.common.Generators.listOf;
+import static dev.runlane.common.Generators.oneOf;
+import static dev.runlane.common.Generators.weighted;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
@@ -380,18 +386,7 @@ class EnvelopeParserPropertiesTest {
             return Reason.NOT_AN_OBJECT;
           }
           Reading reading = Reading.of(root);
-          if (reading.failures().isEmpty()) {
-            assertThat(o.failure()).as("expected to parse").isNull();
-            assertThat(o.envelope().requestId()).isEqualTo(reading.requestId());
-            assertThat(o.envelope().runId()).isEqualTo(reading.runId());
-            assertThat(o.envelope().createdAt()).isEqualTo(reading.createdAt());
-            assertThat(o.envelope().type()).isEqualTo(reading.type());
-          } else {
-            assertThat(o.failure()).as("expected one of %s", reading.failures()).isNotNull();
-            assertThat(reading.failures())
-                .contains(Map.entry(o.failure().reason(), o.failure().field()));
-          }
-          return outcome(o);
+          return assertReadAs(o, reading);
         },
         mustReach);
   }
@@ -423,18 +418,7 @@ class EnvelopeParserPropertiesTest {
             return Reason.TOO_DEEP;
           }
           Reading reading = Reading.of(c.doc(), c.requestId(), c.createdAt(), c.runIds(), c.type());
-          if (reading.failures().isEmpty()) {
-            assertThat(o.failure()).as("expected to parse").isNull();
-            assertThat(o.envelope().requestId()).isEqualTo(reading.requestId());
-            assertThat(o.envelope().runId()).isEqualTo(reading.runId());
-            assertThat(o.envelope().createdAt()).isEqualTo(reading.createdAt());
-            assertThat(o.envelope().type()).isEqualTo(reading.type());
-          } else {
-            assertThat(o.failure()).as("expected one of %s", reading.failures()).isNotNull();
-            assertThat(reading.failures())
-                .contains(Map.entry(o.failure().reason(), o.failure().field()));
-          }
-          return outcome(o);
+          return assertReadAs(o, reading);
         },
         Set.of("parsed", Reason.TOO_DEEP, Reason.WRONG_TYPE, Reason.MISSING_FIELD));
   }
@@ -714,55 +698,30 @@ class EnvelopeParserPropertiesTest {
     }
   }
 
+  /**
+   * The parse returned exactly the fields {@code reading} found, or, where it found failures,
+   * failed with one of them; the outcome's label.
+   */
+  private static Object assertReadAs(Outcome o, Reading reading) {
+    if (reading.failures().isEmpty()) {
+      assertThat(o.failure()).as("expected to parse").isNull();
+      assertThat(o.envelope().requestId()).isEqualTo(reading.requestId());
+      assertThat(o.envelope().runId()).isEqualTo(reading.runId());
+      assertThat(o.envelope().createdAt()).isEqualTo(reading.createdAt());
+      assertThat(o.envelope().type()).isEqualTo(reading.type());
+    } else {
+      assertThat(o.failure()).as("expected one of %s", reading.failures()).isNotNull();
+      assertThat(reading.failures()).contains(Map.entry(o.failure().reason(), o.failure().field()));
+    }
+    return outcome(o);
+  }
+
   /** What a parse did, as a label for coverage: "parsed", or the failure's reason. */
   private static Object outcome(Outcome o) {
     return o.failure() == null ? "parsed" : o.failure().reason();
   }
 
-  // ---- Generators: functions of the try's Random; ranges include both ends and favour them ----
-
-  /** From {@code min} to {@code max}, both included; each end one time in 16. */
-  static int between(Random r, int min, int max) {
-    int edge = r.nextInt(16);
-    if (edge == 0) {
-      return min;
-    }
-    if (edge == 1) {
-      return max;
-    }
-    return (int) r.nextLong(min, (long) max + 1);
-  }
-
-  @SafeVarargs
-  static <T> T oneOf(Random r, T... choices) {
-    return choices[r.nextInt(choices.length)];
-  }
-
-  /** An index into {@code weights}, each drawn in proportion to its weight. */
-  static int weighted(Random r, int... weights) {
-    int n = r.nextInt(Arrays.stream(weights).sum());
-    int i = 0;
-    while (n >= weights[i]) {
-      n -= weights[i++];
-    }
-    return i;
-  }
-
-  /** {@code min} to {@code max} elements, each from {@code element} (which draws from r). */
-  static <T> List<T> listOf(Random r, int min, int max, Supplier<T> element) {
-    int size = between(r, min, max);
-    List<T> out = new ArrayList<>(size);
-    for (int i = 0; i < size; i++) {
-      out.add(element.get());
-    }
-    return out;
-  }
-
-  static byte[] bytes(Random r, int min, int max) {
-    byte[] out = new byte[between(r, min, max)];
-    r.nextBytes(out);
-    return out;
-  }
+  // ---- Generators (the primitives are dev.runlane.common.Generators) ----
 
   /** Text over valid code points, rich in what JSON must escape. */
   static String text(Random r, int min, int max) {
@@ -780,15 +739,6 @@ class EnvelopeParserPropertiesTest {
           });
     }
     return sb.toString();
-  }
-
-  /** A code point from U+0080 to U+FFFF, not a surrogate. */
-  static int bmpOutsideAscii(Random r) {
-    int c;
-    do {
-      c = between(r, 0x80, 0xffff);
-    } while (Character.isSurrogate((char) c));
-    return c;
   }
 
   /** Text holding an unpaired surrogate: legal JSON only as an escape, and not Unicode. */

@@ -5,12 +5,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.runlane.common.envelope.EnvelopeException.Reason;
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class EnvelopeParserTest {
@@ -34,45 +38,29 @@ class EnvelopeParserTest {
     assertThat(e.raw()).isSameAs(body);
   }
 
-  @Test
-  void fallsBackToTopLevelRunId() throws EnvelopeException {
-    Envelope e =
-        parser.parse(
-            bytes(
-                "{\"run_id\":\"run-top\",\"request_id\":\"r\","
-                    + "\"created_at\":\"2026-11-29T10:00:00Z\",\"data\":{\"other\":1}}"));
-
-    assertThat(e.runId()).isEqualTo("run-top");
-  }
-
-  @Test
-  void nestedRunIdWinsOverTopLevel() throws EnvelopeException {
-    Envelope e =
-        parser.parse(
-            bytes(
-                "{\"run_id\":\"top\",\"request_id\":\"r\",\"created_at\":\"2026-11-29T10:00:00Z\","
-                    + "\"data\":{\"run_id\":\"nested\"}}"));
-
-    assertThat(e.runId()).isEqualTo("nested");
-  }
-
-  @Test
-  void nullNestedRunIdFallsBack() throws EnvelopeException {
-    Envelope e =
-        parser.parse(
-            bytes(
-                "{\"data\":{\"run_id\":null},\"run_id\":\"top\",\"request_id\":\"r\","
-                    + "\"created_at\":\"2026-11-29T10:00:00Z\"}"));
-
-    assertThat(e.runId()).isEqualTo("top");
+  /** The run id is read at {@code /data/run_id}, else at {@code /run_id}. */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "falls back to the top-level run id"
+            + "|{\"run_id\":\"run-top\",\"request_id\":\"r\",\"created_at\":\"2026-11-29T10:00:00Z\","
+            + "\"data\":{\"other\":1}}|run-top",
+        "the nested run id wins over the top-level one"
+            + "|{\"run_id\":\"top\",\"request_id\":\"r\",\"created_at\":\"2026-11-29T10:00:00Z\","
+            + "\"data\":{\"run_id\":\"nested\"}}|nested",
+        "a null nested run id falls back"
+            + "|{\"data\":{\"run_id\":null},\"run_id\":\"top\",\"request_id\":\"r\","
+            + "\"created_at\":\"2026-11-29T10:00:00Z\"}|top"
+      })
+  void readsTheRunIdAtItsPointers(String why, String body, String runId) throws EnvelopeException {
+    assertThat(parse(body).runId()).isEqualTo(runId);
   }
 
   @Test
   void typeIsOptional() throws EnvelopeException {
     Envelope e =
-        parser.parse(
-            bytes(
-                "{\"request_id\":\"r\",\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}"));
+        parse("{\"request_id\":\"r\",\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}");
 
     assertThat(e.type()).isNull();
   }
@@ -113,10 +101,9 @@ class EnvelopeParserTest {
   @Test
   void keepsUnicode() throws EnvelopeException {
     Envelope e =
-        parser.parse(
-            bytes(
-                "{\"request_id\":\"réq-✓-\\u00e9-😀\",\"run_id\":\"лан\","
-                    + "\"created_at\":\"2026-11-29T10:00:00Z\",\"type\":\"運行\"}"));
+        parse(
+            "{\"request_id\":\"réq-✓-\\u00e9-😀\",\"run_id\":\"лан\","
+                + "\"created_at\":\"2026-11-29T10:00:00Z\",\"type\":\"運行\"}");
 
     assertThat(e.requestId()).isEqualTo("réq-✓-é-😀");
     assertThat(e.runId()).isEqualTo("лан");
@@ -186,9 +173,10 @@ class EnvelopeParserTest {
   void rejectsBytesThatAreNotWellFormedUtf8(String name, String hex) {
     byte[] bad = java.util.HexFormat.of().parseHex(hex);
     byte[] body =
-        spliced(
-            "{\"request_id\":\"r^\",\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}",
-            bad);
+        concat(
+            bytes("{\"request_id\":\"r"),
+            bad,
+            bytes("\",\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}"));
 
     EnvelopeException e = catchThrowableOfType(EnvelopeException.class, () -> parser.parse(body));
 
@@ -254,25 +242,14 @@ class EnvelopeParserTest {
   }
 
   @Test
-  void rejectsEscapedLoneSurrogateInRequestId() {
-    EnvelopeException e =
-        failure(
-            "{\"request_id\":\"r\\ud800\",\"run_id\":\"u\","
-                + "\"created_at\":\"2026-11-29T10:00:00Z\"}");
-
-    assertThat(e.reason()).isEqualTo(Reason.NOT_JSON);
-    assertThat(e.field()).isEqualTo("/request_id");
-  }
-
-  @Test
   void keepsEscapedSurrogatePair() throws EnvelopeException {
-    Envelope e =
-        parser.parse(
-            bytes(
-                "{\"request_id\":\"\\ud83d\\ude00\",\"run_id\":\"u\","
-                    + "\"created_at\":\"2026-11-29T10:00:00Z\"}"));
+    String escaped = "\\ud83d\\ude00"; // as JSON escapes of the two UTF-16 halves of U+1F600
+    String body =
+        "{\"request_id\":\""
+            + escaped
+            + "\",\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}";
 
-    assertThat(e.requestId()).isEqualTo("\ud83d\ude00");
+    assertThat(parse(body).requestId()).isEqualTo("\ud83d\ude00");
   }
 
   /** The identifying fields, by JSON Pointer; the run id at both of its default pointers. */
@@ -289,46 +266,39 @@ class EnvelopeParserTest {
     assertThat(e.getMessage()).contains(field).contains("U+0000").doesNotContain("\0");
   }
 
+  /** Each identifying field, with characters of one to four bytes of UTF-8. */
+  static Stream<Arguments> fieldsAndCharacters() {
+    return Stream.of(
+        Arguments.of("/request_id", "a"),
+        Arguments.of("/request_id", "é"),
+        Arguments.of("/request_id", "€"),
+        Arguments.of("/request_id", "😀"),
+        Arguments.of("/data/run_id", "é"),
+        Arguments.of("/data/run_id", "😀"),
+        Arguments.of("/run_id", "€"),
+        Arguments.of("/run_id", "😀"),
+        Arguments.of("/type", "a"),
+        Arguments.of("/type", "€"));
+  }
+
   /**
    * Exactly {@link EnvelopeParser#MAX_FIELD_BYTES} bytes of UTF-8 is read, whatever the width of
    * its characters: 1,024 ASCII characters, or 256 four-byte ones (512 chars).
    */
   @ParameterizedTest(name = "{0} of {1}")
-  @CsvSource({
-    "/request_id, a",
-    "/request_id, é",
-    "/request_id, €",
-    "/request_id, 😀",
-    "/data/run_id, é",
-    "/data/run_id, 😀",
-    "/run_id, €",
-    "/run_id, 😀",
-    "/type, a",
-    "/type, €"
-  })
+  @MethodSource("fieldsAndCharacters")
   void readsAnIdentifyingFieldOfExactlyTheBoundInBytes(String field, String character)
       throws EnvelopeException {
     String value = ofUtf8Bytes(EnvelopeParser.MAX_FIELD_BYTES, character);
 
-    Envelope e = parser.parse(bytes(withField(field, "\"" + value + "\"")));
+    Envelope e = parse(withField(field, "\"" + value + "\""));
 
     assertThat(identifying(e, field)).isEqualTo(value);
   }
 
   /** One byte more is refused, although the multi-byte values are far fewer characters. */
   @ParameterizedTest(name = "{0} of {1}")
-  @CsvSource({
-    "/request_id, a",
-    "/request_id, é",
-    "/request_id, €",
-    "/request_id, 😀",
-    "/data/run_id, é",
-    "/data/run_id, 😀",
-    "/run_id, €",
-    "/run_id, 😀",
-    "/type, a",
-    "/type, €"
-  })
+  @MethodSource("fieldsAndCharacters")
   void rejectsAnIdentifyingFieldOneByteOverTheBoundAsUnstorable(String field, String character) {
     String value = ofUtf8Bytes(EnvelopeParser.MAX_FIELD_BYTES + 1, character);
 
@@ -396,17 +366,6 @@ class EnvelopeParserTest {
   }
 
   @Test
-  void rejectsDuplicateRequestIdAsAmbiguous() {
-    EnvelopeException e =
-        failure(
-            "{\"request_id\":\"a\",\"request_id\":\"b\",\"run_id\":\"u\","
-                + "\"created_at\":\"2026-11-29T10:00:00Z\"}");
-
-    assertThat(e.reason()).isEqualTo(Reason.NOT_JSON);
-    assertThat(e.field()).isEqualTo("/request_id");
-  }
-
-  @Test
   void errorMessageEchoesLittleOfTheInput() {
     String longToken = "x".repeat(10_000);
 
@@ -433,15 +392,6 @@ class EnvelopeParserTest {
   }
 
   @Test
-  void rejectsNullRequestIdAsMissing() {
-    EnvelopeException e =
-        failure("{\"request_id\":null,\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}");
-
-    assertThat(e.reason()).isEqualTo(Reason.MISSING_FIELD);
-    assertThat(e.field()).isEqualTo("/request_id");
-  }
-
-  @Test
   void rejectsMissingRunId() {
     EnvelopeException e =
         failure("{\"request_id\":\"r\",\"data\":{},\"created_at\":\"2026-11-29T10:00:00Z\"}");
@@ -451,12 +401,27 @@ class EnvelopeParserTest {
     assertThat(e.getMessage()).contains("/data/run_id").contains("/run_id");
   }
 
-  @Test
-  void rejectsMissingCreatedAt() {
-    EnvelopeException e = failure("{\"request_id\":\"r\",\"run_id\":\"u\"}");
+  /** Each body fails with the reason, at the field. */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "an escaped lone surrogate in the request id"
+            + "|{\"request_id\":\"r\\ud800\",\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}"
+            + "|NOT_JSON|/request_id",
+        "a duplicate request id, ambiguous"
+            + "|{\"request_id\":\"a\",\"request_id\":\"b\",\"run_id\":\"u\","
+            + "\"created_at\":\"2026-11-29T10:00:00Z\"}|NOT_JSON|/request_id",
+        "a null request id, missing"
+            + "|{\"request_id\":null,\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}"
+            + "|MISSING_FIELD|/request_id",
+        "no created_at|{\"request_id\":\"r\",\"run_id\":\"u\"}|MISSING_FIELD|/created_at"
+      })
+  void rejectsWithTheReasonAtTheField(String why, String body, Reason reason, String field) {
+    EnvelopeException e = failure(body);
 
-    assertThat(e.reason()).isEqualTo(Reason.MISSING_FIELD);
-    assertThat(e.field()).isEqualTo("/created_at");
+    assertThat(e.reason()).isEqualTo(reason);
+    assertThat(e.field()).isEqualTo(field);
   }
 
   @ParameterizedTest
@@ -607,6 +572,10 @@ class EnvelopeParserTest {
     }
   }
 
+  private Envelope parse(String body) throws EnvelopeException {
+    return parser.parse(bytes(body));
+  }
+
   private Reason reasonOf(String body) {
     return failure(body).reason();
   }
@@ -617,20 +586,16 @@ class EnvelopeParserTest {
     return e.reason();
   }
 
-  /** {@code text} as UTF-8 with {@code bytes} in place of its {@code ^}. */
-  private static byte[] spliced(String text, byte[] bytes) {
-    byte[] t = bytes(text);
-    int at = text.indexOf('^');
-    byte[] out = new byte[t.length - 1 + bytes.length];
-    System.arraycopy(t, 0, out, 0, at);
-    System.arraycopy(bytes, 0, out, at, bytes.length);
-    System.arraycopy(t, at + 1, out, at + bytes.length, t.length - at - 1);
-    return out;
+  private static byte[] concat(byte[]... parts) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    for (byte[] part : parts) {
+      out.writeBytes(part);
+    }
+    return out.toByteArray();
   }
 
   private EnvelopeException failure(String body) {
-    EnvelopeException e =
-        catchThrowableOfType(EnvelopeException.class, () -> parser.parse(bytes(body)));
+    EnvelopeException e = catchThrowableOfType(EnvelopeException.class, () -> parse(body));
     assertThat(e).as("expected a failure for %s", body).isNotNull();
     return e;
   }

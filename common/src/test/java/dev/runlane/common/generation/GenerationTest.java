@@ -6,7 +6,6 @@ import dev.runlane.common.generation.Generation.Kind;
 import dev.runlane.common.generation.Generation.State;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class GenerationTest {
@@ -67,13 +66,8 @@ class GenerationTest {
   @Test
   void roundTripsThroughTheControlRecordKeepingOnlyOnePreviousGeneration() {
     Replay replay =
-        new Replay(
-            "reprocess-g2",
-            Instant.parse("2026-12-01T09:00:00Z"),
-            Map.of(0, 5L),
-            Map.of(0, 10L),
-            Map.of(0, 12L),
-            Map.of(0, List.of(7L)));
+        ReplayTest.onPartition0(
+            "reprocess-g2", Instant.parse("2026-12-01T09:00:00Z"), 5, 10, 12, List.of(7L));
     Generation g1 = next(Kind.GROW, State.ACTIVE, "sume.webhooks.g1");
     Generation g2 =
         new Generation(

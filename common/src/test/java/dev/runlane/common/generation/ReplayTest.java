@@ -12,13 +12,7 @@ class ReplayTest {
   // Partition 0: the earlier generation committed up to 100 and had read up to 120 when it
   // stopped, offsets 40 and 95 still parked; a reprocess from T starts emitting again at 60.
   private static final Replay REPROCESS =
-      new Replay(
-          "r",
-          Instant.parse("2026-12-01T10:00:00Z"),
-          Map.of(0, 60L),
-          Map.of(0, 100L),
-          Map.of(0, 120L),
-          Map.of(0, List.of(40L, 95L)));
+      onPartition0("r", Instant.parse("2026-12-01T10:00:00Z"), 60, 100, 120, List.of(40L, 95L));
 
   private static final Replay REBUILD =
       new Replay("b", null, Map.of(0, 100L), Map.of(0, 100L), Map.of(0, 100L), Map.of());
@@ -61,5 +55,17 @@ class ReplayTest {
     assertThat(Range.SILENT.emits()).isFalse();
     assertThat(REBUILD.reprocess()).isFalse();
     assertThat(REPROCESS.reprocess()).isTrue();
+  }
+
+  /** A replay of a one-partition topic: its offsets and parked offsets, all of partition 0. */
+  static Replay onPartition0(
+      String id, Instant from, long markedFrom, long liveFrom, long claimFrom, List<Long> parked) {
+    return new Replay(
+        id,
+        from,
+        Map.of(0, markedFrom),
+        Map.of(0, liveFrom),
+        Map.of(0, claimFrom),
+        Map.of(0, parked));
   }
 }

@@ -16,14 +16,8 @@ class TopicPolicyTest {
   void byDefaultOnlyTheDlqIsKeptForEverAndTheRestIsTheBrokers() {
     TopicPolicy p = TopicPolicy.fromEnv(new EnvReader(Map.of()));
 
-    assertThat(
-            p.apply(new NewTopic("w", Optional.of(1), Optional.empty()), TopicPolicy.Role.WEBHOOKS)
-                .configs())
-        .isEmpty();
-    assertThat(
-            p.apply(new NewTopic("d", Optional.of(1), Optional.empty()), TopicPolicy.Role.DLQ)
-                .configs())
-        .containsEntry("retention.ms", "-1");
+    assertThat(configs(p, "w", TopicPolicy.Role.WEBHOOKS)).isEmpty();
+    assertThat(configs(p, "d", TopicPolicy.Role.DLQ)).containsEntry("retention.ms", "-1");
   }
 
   @Test
@@ -36,15 +30,10 @@ class TopicPolicyTest {
                     "TOPIC_WEBHOOKS_RETENTION_MS", "-1",
                     "TOPIC_EVENTS_RETENTION_MS", "86400000")));
 
-    assertThat(
-            p.apply(new NewTopic("w", Optional.of(1), Optional.empty()), TopicPolicy.Role.WEBHOOKS)
-                .configs())
+    assertThat(configs(p, "w", TopicPolicy.Role.WEBHOOKS))
         .containsEntry("retention.ms", "-1")
         .containsEntry("min.insync.replicas", "2");
-    assertThat(
-            p.apply(new NewTopic("e", Optional.of(1), Optional.empty()), TopicPolicy.Role.EVENTS)
-                .configs())
-        .containsEntry("retention.ms", "86400000");
+    assertThat(configs(p, "e", TopicPolicy.Role.EVENTS)).containsEntry("retention.ms", "86400000");
   }
 
   @Test
@@ -72,5 +61,10 @@ class TopicPolicyTest {
     assertThatThrownBy(env::throwIfInvalid)
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("TOPIC_DLQ_RETENTION_MS");
+  }
+
+  /** The configs {@code p} gives a new one-partition topic {@code name} in {@code role}. */
+  private static Map<String, String> configs(TopicPolicy p, String name, TopicPolicy.Role role) {
+    return p.apply(new NewTopic(name, Optional.of(1), Optional.empty()), role).configs();
   }
 }

@@ -1,5 +1,12 @@
 package dev.runlane.common.signature;
 
+import static dev.runlane.common.Generators.between;
+import static dev.runlane.common.Generators.bmpOutsideAscii;
+import static dev.runlane.common.Generators.bytes;
+import static dev.runlane.common.Generators.listOf;
+import static dev.runlane.common.Generators.oneOf;
+import static dev.runlane.common.Generators.weighted;
+
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -10,14 +17,17 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Random;
-import java.util.function.Supplier;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 
 /**
- * Generators and oracles shared by the verifiers' property tests. A generator is a function of the
- * try's {@link Random}; ranges include both ends and favour them, where the edge cases are.
+ * Generators and oracles shared by the verifiers' property tests, over the primitives of {@link
+ * dev.runlane.common.Generators}.
  */
 final class SignatureGenerators {
 
@@ -25,65 +35,6 @@ final class SignatureGenerators {
   static final long MAX_NOW = 4_102_444_800L;
 
   private SignatureGenerators() {}
-
-  // ---- Primitives ----
-
-  /** From {@code min} to {@code max}, both included; each end one time in 16. */
-  static long between(Random r, long min, long max) {
-    int edge = r.nextInt(16);
-    if (edge == 0) {
-      return min;
-    }
-    if (edge == 1) {
-      return max;
-    }
-    return max == Long.MAX_VALUE ? r.nextLong(min - 1, max) + 1 : r.nextLong(min, max + 1);
-  }
-
-  static int between(Random r, int min, int max) {
-    return (int) between(r, (long) min, (long) max);
-  }
-
-  @SafeVarargs
-  static <T> T oneOf(Random r, T... choices) {
-    return choices[r.nextInt(choices.length)];
-  }
-
-  /** An index into {@code weights}, each drawn in proportion to its weight. */
-  static int weighted(Random r, int... weights) {
-    int n = r.nextInt(Arrays.stream(weights).sum());
-    int i = 0;
-    while (n >= weights[i]) {
-      n -= weights[i++];
-    }
-    return i;
-  }
-
-  /** {@code min} to {@code max} elements, each from {@code element} (which draws from r). */
-  static <T> List<T> listOf(Random r, int min, int max, Supplier<T> element) {
-    int size = between(r, min, max);
-    List<T> out = new ArrayList<>(size);
-    for (int i = 0; i < size; i++) {
-      out.add(element.get());
-    }
-    return out;
-  }
-
-  static byte[] bytes(Random r, int min, int max) {
-    byte[] out = new byte[between(r, min, max)];
-    r.nextBytes(out);
-    return out;
-  }
-
-  /** A string of {@code min} to {@code max} characters of {@code alphabet}. */
-  static String chars(Random r, String alphabet, int min, int max) {
-    int length = between(r, min, max);
-    StringBuilder sb = new StringBuilder(length);
-    for (int i = 0; i < length; i++) {
-      sb.append(alphabet.charAt(r.nextInt(alphabet.length())));
-    }
-    return sb.toString();
-  }
 
   // ---- Clocks and timestamps ----
 
@@ -158,6 +109,30 @@ final class SignatureGenerators {
     return Clock.fixed(now, ZoneOffset.UTC);
   }
 
+  /** A scheme's signing: who signs, with what configured, and a fresh timestamp. */
+  interface Signed {
+    Fresh fresh();
+  }
+
+  /** A signing, the body it signed and another body, sent in its place. */
+  record AnotherBody<S extends Signed>(S signing, byte[] signed, byte[] sent) {}
+
+  static <S extends Signed> AnotherBody<S> anotherBody(Random r, Function<Random, S> signing) {
+    S s = signing.apply(r);
+    byte[] signed = body(r);
+    return new AnotherBody<>(s, signed, otherBody(r, signed));
+  }
+
+  /** A signing, another fresh timestamp header, sent in place of the signed one, and the body. */
+  record AnotherTimestamp<S extends Signed>(S signing, String sent, byte[] body) {}
+
+  static <S extends Signed> AnotherTimestamp<S> anotherTimestamp(
+      Random r, Function<Random, S> signing) {
+    S s = signing.apply(r);
+    String sent = otherFreshTimestamp(r, s.fresh());
+    return new AnotherTimestamp<>(s, sent, body(r));
+  }
+
   // ---- Bodies and headers ----
 
   /** Bodies as a webhook sender might send them, and arbitrary bytes. */
@@ -192,15 +167,6 @@ final class SignatureGenerators {
           });
     }
     return sb.toString();
-  }
-
-  /** A code point from U+0080 to U+FFFF, not a surrogate. */
-  static int bmpOutsideAscii(Random r) {
-    int c;
-    do {
-      c = between(r, 0x80, 0xffff);
-    } while (Character.isSurrogate((char) c));
-    return c;
   }
 
   /** Any UTF-16 code units, lone surrogates included. */
@@ -255,6 +221,24 @@ final class SignatureGenerators {
         r, name, name.toLowerCase(Locale.ROOT), name.toUpperCase(Locale.ROOT), swapCase(name));
   }
 
+  /** Each of {@code names} in a casing of {@link #casingOf}, drawn in order. */
+  static List<String> casingsOf(Random r, String... names) {
+    List<String> out = new ArrayList<>(names.length);
+    for (String name : names) {
+      out.add(casingOf(r, name));
+    }
+    return out;
+  }
+
+  /** Headers: value {@code i} under name {@code i}; a null value is an absent header. */
+  static Map<String, String> named(List<String> names, String... values) {
+    Map<String, String> out = new HashMap<>();
+    for (int i = 0; i < values.length; i++) {
+      out.put(names.get(i), values[i]);
+    }
+    return out;
+  }
+
   private static String swapCase(String s) {
     StringBuilder sb = new StringBuilder(s.length());
     for (char c : s.toCharArray()) {
@@ -268,6 +252,26 @@ final class SignatureGenerators {
     return oneOf(r, "", " ", "  ", "\t") + separator + oneOf(r, "", " ", "  ", "\t");
   }
 
+  /** The element at {@code index} modulo the size: the signer among the configured secrets. */
+  static <T> T pick(List<T> choices, int index) {
+    return choices.get(Math.floorMod(index, choices.size()));
+  }
+
+  /** Entries a header holds beside the correct one, where among them it goes, the separators. */
+  record Placement(List<String> others, int position, List<String> separators) {
+
+    /** The header: {@code others} with {@code correct} inserted at the position (modulo). */
+    String header(String correct) {
+      List<String> entries = new ArrayList<>(others);
+      entries.add(Math.floorMod(position, entries.size() + 1), correct);
+      return join(entries, separators);
+    }
+  }
+
+  static Placement placement(Random r, Scheme scheme) {
+    return new Placement(otherEntries(r, scheme), r.nextInt(), separators(r, scheme));
+  }
+
   /** {@code entries} joined, entry {@code i} after separator {@code i % separators.size()}. */
   static String join(List<String> entries, List<String> separators) {
     StringBuilder sb = new StringBuilder();
@@ -275,6 +279,88 @@ final class SignatureGenerators {
       sb.append(i == 0 ? "" : separators.get(i % separators.size())).append(entries.get(i));
     }
     return sb.toString();
+  }
+
+  // ---- Signature headers ----
+
+  /**
+   * How a scheme writes the entries of its signature header, for generating them: {@code v1} starts
+   * a version-1 entry ({@code v1=} or {@code v1,}); {@code mac} draws a MAC of the given length
+   * (hex digits or bytes), {@code macLength} long when well-formed, at most {@code maxMacLength}
+   * when not; {@code nearMisses} are four entries that almost pass (another version or casing, a
+   * truncated or mangled MAC); {@code malformed} and {@code otherMalformed} are entries that do not
+   * parse; {@code otherVersion} is a well-formed entry of another version; {@code separator} is
+   * what stands between two entries.
+   */
+  record Scheme(
+      String v1,
+      BiFunction<Random, Integer, String> mac,
+      int macLength,
+      int maxMacLength,
+      List<Function<Random, String>> nearMisses,
+      List<String> malformed,
+      Function<Random, String> otherVersion,
+      List<String> otherMalformed,
+      Function<Random, String> separator) {}
+
+  /** A signature header as it may arrive: one to five entries of any kind, or any header value. */
+  static String anySignature(Random r, Scheme scheme) {
+    if (weighted(r, 4, 1) == 1) {
+      return anyHeaderValue(r);
+    }
+    return join(listOf(r, 1, 5, () -> anySignatureEntry(r, scheme)), separators(r, scheme));
+  }
+
+  /** A signature entry: well-formed, a near miss, of a wrong length, malformed, or any text. */
+  static String anySignatureEntry(Random r, Scheme scheme) {
+    int kind = weighted(r, 3, 1, 1, 2, 1, 1, 1, 2);
+    return switch (kind) {
+      case 0 -> scheme.v1() + scheme.mac().apply(r, scheme.macLength());
+      case 1, 2 -> scheme.nearMisses().get(kind - 1).apply(r);
+      case 3 -> scheme.v1() + scheme.mac().apply(r, between(r, 0, scheme.maxMacLength()));
+      case 4, 5 -> scheme.nearMisses().get(kind - 2).apply(r);
+      case 6 -> oneOf(r, scheme.malformed().toArray(String[]::new));
+      default -> text(r, 0, 20);
+    };
+  }
+
+  /** Entries a header may hold beside the correct one: anything, including wrong v1 entries. */
+  static List<String> otherEntries(Random r, Scheme scheme) {
+    return listOf(r, 0, 4, () -> otherEntry(r, scheme));
+  }
+
+  static String otherEntry(Random r, Scheme scheme) {
+    return switch (weighted(r, 2, 1, 1, 2)) {
+      case 0 -> scheme.v1() + scheme.mac().apply(r, scheme.macLength());
+      case 1 -> scheme.otherVersion().apply(r);
+      case 2 -> oneOf(r, scheme.otherMalformed().toArray(String[]::new));
+      default -> text(r, 0, 30);
+    };
+  }
+
+  /** What stands between entries, one to four draws of the scheme's separator. */
+  static List<String> separators(Random r, Scheme scheme) {
+    return listOf(r, 1, 4, () -> scheme.separator().apply(r));
+  }
+
+  /** One to four keys from {@code key} (rotation), newest first. */
+  static <K> List<K> rotation(Random r, Function<Random, K> key) {
+    return listOf(r, 1, 4, () -> key.apply(r));
+  }
+
+  /**
+   * A key from {@code key} that is not one of {@code configured}, nor an HMAC-equivalent of one;
+   * {@code hmacKey} gives the bytes a key signs with.
+   */
+  static <K> K otherKey(
+      Random r, List<K> configured, Function<Random, K> key, Function<K, byte[]> hmacKey) {
+    while (true) {
+      K candidate = key.apply(r);
+      byte[] candidateKey = hmacKey.apply(candidate);
+      if (configured.stream().noneMatch(k -> sameHmacKey(hmacKey.apply(k), candidateKey))) {
+        return candidate;
+      }
+    }
   }
 
   /**

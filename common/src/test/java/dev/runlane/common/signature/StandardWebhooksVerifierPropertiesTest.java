@@ -1,14 +1,12 @@
 package dev.runlane.common.signature;
 
-import static dev.runlane.common.signature.SignatureGenerators.between;
+import static dev.runlane.common.Generators.bytes;
+import static dev.runlane.common.Generators.chars;
+import static dev.runlane.common.Generators.oneOf;
 import static dev.runlane.common.signature.SignatureGenerators.body;
-import static dev.runlane.common.signature.SignatureGenerators.bytes;
-import static dev.runlane.common.signature.SignatureGenerators.casingOf;
-import static dev.runlane.common.signature.SignatureGenerators.chars;
 import static dev.runlane.common.signature.SignatureGenerators.clockAt;
-import static dev.runlane.common.signature.SignatureGenerators.listOf;
-import static dev.runlane.common.signature.SignatureGenerators.oneOf;
-import static dev.runlane.common.signature.SignatureGenerators.weighted;
+import static dev.runlane.common.signature.Verifications.assertVerifies;
+import static dev.runlane.common.signature.Verifications.failure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
@@ -17,6 +15,7 @@ import dev.runlane.common.config.Secret;
 import dev.runlane.common.signature.SignatureException.Reason;
 import dev.runlane.common.signature.SignatureGenerators.Clocked;
 import dev.runlane.common.signature.SignatureGenerators.Fresh;
+import dev.runlane.common.signature.SignatureGenerators.Placement;
 import dev.runlane.common.signature.SignatureGenerators.Stale;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -25,12 +24,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -54,9 +53,7 @@ class StandardWebhooksVerifierPropertiesTest {
         Clocked clocked,
         String signature,
         byte[] body,
-        String idName,
-        String timestampName,
-        String signatureName) {}
+        List<String> names) {}
     PropertyCheck.forAll(
         1000,
         r ->
@@ -64,19 +61,19 @@ class StandardWebhooksVerifierPropertiesTest {
                 keys(r),
                 anyId(r),
                 SignatureGenerators.clocked(r),
-                anySignature(r),
+                SignatureGenerators.anySignature(r, SCHEME),
                 body(r),
-                casingOf(r, StandardWebhooksVerifier.ID_HEADER),
-                casingOf(r, StandardWebhooksVerifier.TIMESTAMP_HEADER),
-                casingOf(r, StandardWebhooksVerifier.SIGNATURE_HEADER)),
+                SignatureGenerators.casingsOf(
+                    r,
+                    StandardWebhooksVerifier.ID_HEADER,
+                    StandardWebhooksVerifier.TIMESTAMP_HEADER,
+                    StandardWebhooksVerifier.SIGNATURE_HEADER)),
         in -> {
           Clocked clocked = in.clocked();
           StandardWebhooksVerifier verifier =
               verifier(in.keys(), clocked.tolerance(), clocked.now());
-          Map<String, String> headers = new HashMap<>();
-          headers.put(in.idName(), in.id());
-          headers.put(in.timestampName(), clocked.timestamp());
-          headers.put(in.signatureName(), in.signature());
+          Map<String, String> headers =
+              SignatureGenerators.named(in.names(), in.id(), clocked.timestamp(), in.signature());
 
           SignatureException e = failure(verifier, in.body(), headers);
 
@@ -101,170 +98,78 @@ class StandardWebhooksVerifierPropertiesTest {
 
   @Test
   void aCorrectSignatureAlwaysVerifies() {
-    record Request(
-        List<Key> keys,
-        int signer,
-        String id,
-        Fresh fresh,
-        byte[] body,
-        List<String> others,
-        int position,
-        List<String> separators) {}
+    record Request(Signing signing, byte[] body, Placement placement) {}
     PropertyCheck.forAll(
         1000,
-        r ->
-            new Request(
-                keys(r),
-                r.nextInt(),
-                id(r),
-                SignatureGenerators.fresh(r),
-                body(r),
-                otherEntries(r),
-                r.nextInt(),
-                separators(r)),
+        r -> new Request(signing(r), body(r), SignatureGenerators.placement(r, SCHEME)),
         in -> {
-          Secret secret = in.keys().get(Math.floorMod(in.signer(), in.keys().size())).secret();
-          Fresh fresh = in.fresh();
-          List<String> entries = new ArrayList<>(in.others());
-          entries.add(
-              Math.floorMod(in.position(), entries.size() + 1),
-              StandardWebhooksVerifier.sign(secret, in.id(), fresh.ts(), in.body()));
-          String header = SignatureGenerators.join(entries, in.separators());
+          Signing signing = in.signing();
+          Fresh fresh = signing.fresh();
+          String correct =
+              StandardWebhooksVerifier.sign(signing.signer(), signing.id(), fresh.ts(), in.body());
 
-          try {
-            verifier(in.keys(), fresh.tolerance(), fresh.now())
-                .verify(
-                    in.body(),
-                    HeaderLookup.of(headers(in.id(), Long.toString(fresh.ts()), header)));
-          } catch (SignatureException e) {
-            fail("expected to verify, failed with " + e.code() + ": " + e.getMessage(), e);
-          }
+          assertVerifies(
+              verifier(signing.keys(), fresh.tolerance(), fresh.now()),
+              in.body(),
+              HeaderLookup.of(
+                  headers(
+                      signing.id(), Long.toString(fresh.ts()), in.placement().header(correct))));
         });
   }
 
   @Test
   void aSignatureOverAnotherBodyNeverVerifies() {
-    record Request(
-        List<Key> keys, int signer, String id, Fresh fresh, byte[] signed, byte[] sent) {}
     PropertyCheck.forAll(
         1000,
-        r -> {
-          List<Key> keys = keys(r);
-          int signer = r.nextInt();
-          String id = id(r);
-          Fresh fresh = SignatureGenerators.fresh(r);
-          byte[] signed = body(r);
-          return new Request(
-              keys, signer, id, fresh, signed, SignatureGenerators.otherBody(r, signed));
-        },
-        in -> {
-          Secret secret = in.keys().get(Math.floorMod(in.signer(), in.keys().size())).secret();
-          Fresh fresh = in.fresh();
-          String ts = Long.toString(fresh.ts());
-
-          SignatureException e =
-              failure(
-                  verifier(in.keys(), fresh.tolerance(), fresh.now()),
-                  in.sent(),
-                  headers(
-                      in.id(),
-                      ts,
-                      StandardWebhooksVerifier.sign(secret, in.id(), fresh.ts(), in.signed())));
-
-          assertThat(e.reason()).isEqualTo(Reason.NO_MATCHING_SIGNATURE);
-        });
+        r -> SignatureGenerators.anotherBody(r, StandardWebhooksVerifierPropertiesTest::signing),
+        in -> assertNoMatchingSignature(in.signing(), in.signed(), in.sent()));
   }
 
   @Test
   void aSignatureForAnotherTimestampNeverVerifies() {
-    record Request(List<Key> keys, int signer, String id, Fresh fresh, String sent, byte[] body) {}
     PropertyCheck.forAll(
         1000,
-        r -> {
-          List<Key> keys = keys(r);
-          int signer = r.nextInt();
-          String id = id(r);
-          Fresh fresh = SignatureGenerators.fresh(r);
-          return new Request(
-              keys, signer, id, fresh, SignatureGenerators.otherFreshTimestamp(r, fresh), body(r));
-        },
-        in -> {
-          Secret secret = in.keys().get(Math.floorMod(in.signer(), in.keys().size())).secret();
-          Fresh fresh = in.fresh();
-
-          SignatureException e =
-              failure(
-                  verifier(in.keys(), fresh.tolerance(), fresh.now()),
-                  in.body(),
-                  headers(
-                      in.id(),
-                      in.sent(),
-                      StandardWebhooksVerifier.sign(secret, in.id(), fresh.ts(), in.body())));
-
-          assertThat(e.reason()).isEqualTo(Reason.NO_MATCHING_SIGNATURE);
-        });
+        r ->
+            SignatureGenerators.anotherTimestamp(
+                r, StandardWebhooksVerifierPropertiesTest::signing),
+        in ->
+            assertNoMatchingSignature(
+                in.signing(), in.body(), in.body(), in.signing().id(), in.sent()));
   }
 
   @Test
   void aSignatureForAnotherIdNeverVerifies() {
-    record Request(
-        List<Key> keys, int signer, String signedId, String sentId, Fresh fresh, byte[] body) {}
+    record Request(Signing signing, String sentId, byte[] body) {}
     PropertyCheck.forAll(
         1000,
         r -> {
           List<Key> keys = keys(r);
-          int signer = r.nextInt();
+          Secret signer = SignatureGenerators.pick(keys, r.nextInt()).secret();
           String signedId = id(r);
           String sentId;
           do {
             sentId = id(r);
           } while (sentId.equals(signedId));
-          return new Request(keys, signer, signedId, sentId, SignatureGenerators.fresh(r), body(r));
+          Signing signing = new Signing(keys, signer, signedId, SignatureGenerators.fresh(r));
+          return new Request(signing, sentId, body(r));
         },
-        in -> {
-          Secret secret = in.keys().get(Math.floorMod(in.signer(), in.keys().size())).secret();
-          Fresh fresh = in.fresh();
-          String ts = Long.toString(fresh.ts());
-
-          SignatureException e =
-              failure(
-                  verifier(in.keys(), fresh.tolerance(), fresh.now()),
-                  in.body(),
-                  headers(
-                      in.sentId(),
-                      ts,
-                      StandardWebhooksVerifier.sign(secret, in.signedId(), fresh.ts(), in.body())));
-
-          assertThat(e.reason()).isEqualTo(Reason.NO_MATCHING_SIGNATURE);
-        });
+        in ->
+            assertNoMatchingSignature(
+                in.signing(), in.body(), in.body(), in.sentId(), in.signing().timestamp()));
   }
 
   @Test
   void aSignatureWithAnotherSecretNeverVerifies() {
-    record Request(List<Key> configured, Key signer, String id, Fresh fresh, byte[] body) {}
+    record Request(Signing signing, byte[] body) {}
     PropertyCheck.forAll(
         1000,
         r -> {
           List<Key> configured = keys(r);
+          Secret other = otherKey(r, configured).secret();
           return new Request(
-              configured, otherKey(r, configured), id(r), SignatureGenerators.fresh(r), body(r));
+              new Signing(configured, other, id(r), SignatureGenerators.fresh(r)), body(r));
         },
-        in -> {
-          Fresh fresh = in.fresh();
-          String ts = Long.toString(fresh.ts());
-
-          SignatureException e =
-              failure(
-                  verifier(in.configured(), fresh.tolerance(), fresh.now()),
-                  in.body(),
-                  headers(
-                      in.id(),
-                      ts,
-                      StandardWebhooksVerifier.sign(
-                          in.signer().secret(), in.id(), fresh.ts(), in.body())));
-
-          assertThat(e.reason()).isEqualTo(Reason.NO_MATCHING_SIGNATURE);
-        });
+        in -> assertNoMatchingSignature(in.signing(), in.body(), in.body()));
   }
 
   @Test
@@ -274,7 +179,7 @@ class StandardWebhooksVerifierPropertiesTest {
         1000,
         r -> new Request(keys(r), r.nextInt(), id(r), SignatureGenerators.stale(r), body(r)),
         in -> {
-          Secret secret = in.keys().get(Math.floorMod(in.signer(), in.keys().size())).secret();
+          Secret secret = SignatureGenerators.pick(in.keys(), in.signer()).secret();
           Stale stale = in.stale();
           StandardWebhooksVerifier verifier = verifier(in.keys(), stale.tolerance(), stale.now());
 
@@ -384,15 +289,26 @@ class StandardWebhooksVerifierPropertiesTest {
         keys.stream().map(Key::secret).toList(), tolerance, clockAt(now));
   }
 
-  /** The verifier's failure; any other exception escapes and fails the property. */
-  private static SignatureException failure(
-      StandardWebhooksVerifier verifier, byte[] body, Map<String, String> headers) {
-    try {
-      verifier.verify(body, HeaderLookup.of(headers));
-    } catch (SignatureException e) {
-      return e;
-    }
-    return fail("expected a SignatureException, the request verified");
+  /**
+   * A request signed by {@code signing} over {@code signedBody}, its id and its fresh timestamp,
+   * but sent with {@code sentBody}, is refused: {@code NO_MATCHING_SIGNATURE}.
+   */
+  private static void assertNoMatchingSignature(
+      Signing signing, byte[] signedBody, byte[] sentBody) {
+    assertNoMatchingSignature(signing, signedBody, sentBody, signing.id(), signing.timestamp());
+  }
+
+  /** The same, sent with {@code sentId} and {@code sentTimestamp} in place of the signed ones. */
+  private static void assertNoMatchingSignature(
+      Signing signing, byte[] signedBody, byte[] sentBody, String sentId, String sentTimestamp) {
+    Fresh fresh = signing.fresh();
+    String signature =
+        StandardWebhooksVerifier.sign(signing.signer(), signing.id(), fresh.ts(), signedBody);
+    StandardWebhooksVerifier verifier = verifier(signing.keys(), fresh.tolerance(), fresh.now());
+
+    SignatureException e = failure(verifier, sentBody, headers(sentId, sentTimestamp, signature));
+
+    assertThat(e.reason()).isEqualTo(Reason.NO_MATCHING_SIGNATURE);
   }
 
   private static Map<String, String> headers(String id, String timestamp, String signature) {
@@ -404,6 +320,43 @@ class StandardWebhooksVerifierPropertiesTest {
 
   // ---- Generators ----
 
+  /** The configured keys, the secret that signs, a message id and a fresh timestamp. */
+  record Signing(List<Key> keys, Secret signer, String id, Fresh fresh)
+      implements SignatureGenerators.Signed {
+
+    /** The timestamp header it signs. */
+    String timestamp() {
+      return Long.toString(fresh.ts());
+    }
+  }
+
+  static Signing signing(Random r) {
+    List<Key> keys = keys(r);
+    Secret signer = SignatureGenerators.pick(keys, r.nextInt()).secret();
+    return new Signing(keys, signer, id(r), SignatureGenerators.fresh(r));
+  }
+
+  /** Entries that almost pass: another version or casing, a mangled MAC. */
+  private static final List<Function<Random, String>> NEAR_MISSES =
+      List.of(
+          r -> "v2," + base64OfBytes(r, 32),
+          r -> "V1," + base64OfBytes(r, 32),
+          r -> "v1," + base64OfBytes(r, 32).substring(1),
+          r -> "v1," + base64OfBytes(r, 32).replace('+', '-'));
+
+  /** {@code v1,<base64 of 32 bytes>} entries, separated by whitespace. */
+  static final SignatureGenerators.Scheme SCHEME =
+      new SignatureGenerators.Scheme(
+          "v1,",
+          StandardWebhooksVerifierPropertiesTest::base64OfBytes,
+          32,
+          48,
+          NEAR_MISSES,
+          List.of("", "v1", ",", ",abc", "v1,", "v1,,", "v1,=", "v1=abc"),
+          r -> "v2," + base64OfBytes(r, 32),
+          List.of("", "v1", ",", "v1,zz", "v1a,abc"),
+          r -> oneOf(r, " ", "  ", "\t", " \t ", "\n"));
+
   /** Random key bytes (some longer than the 64-byte HMAC block), with or without the prefix. */
   static Key key(Random r) {
     byte[] bytes = bytes(r, 1, 100);
@@ -411,20 +364,13 @@ class StandardWebhooksVerifierPropertiesTest {
     return new Key(bytes, Secret.of(prefix + Base64.getEncoder().encodeToString(bytes)));
   }
 
-  /** One to four keys (rotation), newest first. */
   static List<Key> keys(Random r) {
-    return listOf(r, 1, 4, () -> key(r));
+    return SignatureGenerators.rotation(r, StandardWebhooksVerifierPropertiesTest::key);
   }
 
-  /** A key that is not one of {@code configured}, nor an HMAC-equivalent of one. */
   static Key otherKey(Random r, List<Key> configured) {
-    while (true) {
-      Key candidate = key(r);
-      if (configured.stream()
-          .noneMatch(k -> SignatureGenerators.sameHmacKey(k.bytes(), candidate.bytes()))) {
-        return candidate;
-      }
-    }
+    return SignatureGenerators.otherKey(
+        r, configured, StandardWebhooksVerifierPropertiesTest::key, Key::bytes);
   }
 
   /** Secrets as an operator might mistype them: base64-ish, prefixed or not, or any text. */
@@ -460,49 +406,6 @@ class StandardWebhooksVerifierPropertiesTest {
 
   static String anyId(Random r) {
     return r.nextBoolean() ? id(r) : SignatureGenerators.anyHeaderValue(r);
-  }
-
-  static String anySignature(Random r) {
-    if (weighted(r, 4, 1) == 1) {
-      return SignatureGenerators.anyHeaderValue(r);
-    }
-    return SignatureGenerators.join(listOf(r, 1, 5, () -> anySignatureEntry(r)), separators(r));
-  }
-
-  static String anySignatureEntry(Random r) {
-    return switch (weighted(r, 3, 1, 1, 2, 1, 1, 1, 2)) {
-      case 0 -> "v1," + base64OfBytes(r, 32);
-      case 1 -> "v2," + base64OfBytes(r, 32);
-      case 2 -> "V1," + base64OfBytes(r, 32);
-      case 3 -> "v1," + base64OfBytes(r, between(r, 0, 48));
-      case 4 -> "v1," + base64OfBytes(r, 32).substring(1);
-      case 5 -> "v1," + base64OfBytes(r, 32).replace('+', '-');
-      case 6 -> oneOf(r, "", "v1", ",", ",abc", "v1,", "v1,,", "v1,=", "v1=abc");
-      default -> SignatureGenerators.text(r, 0, 20);
-    };
-  }
-
-  /** Entries a header may hold beside the correct one: anything, including wrong v1 entries. */
-  static List<String> otherEntries(Random r) {
-    return listOf(r, 0, 4, () -> otherEntry(r));
-  }
-
-  static String otherEntry(Random r) {
-    return switch (weighted(r, 2, 1, 1, 2)) {
-      case 0 -> "v1," + base64OfBytes(r, 32);
-      case 1 -> "v2," + base64OfBytes(r, 32);
-      case 2 -> oneOf(r, "", "v1", ",", "v1,zz", "v1a,abc");
-      default -> SignatureGenerators.text(r, 0, 30);
-    };
-  }
-
-  /** Whitespace between entries (at least one character: it is the separator). */
-  static List<String> separators(Random r) {
-    return listOf(r, 1, 4, () -> separator(r));
-  }
-
-  static String separator(Random r) {
-    return oneOf(r, " ", "  ", "\t", " \t ", "\n");
   }
 
   private static String base64OfBytes(Random r, int length) {

@@ -1,32 +1,28 @@
 package dev.runlane.common.signature;
 
-import static dev.runlane.common.signature.SignatureGenerators.between;
+import static dev.runlane.common.Generators.chars;
 import static dev.runlane.common.signature.SignatureGenerators.body;
-import static dev.runlane.common.signature.SignatureGenerators.casingOf;
-import static dev.runlane.common.signature.SignatureGenerators.chars;
 import static dev.runlane.common.signature.SignatureGenerators.clockAt;
-import static dev.runlane.common.signature.SignatureGenerators.listOf;
-import static dev.runlane.common.signature.SignatureGenerators.oneOf;
-import static dev.runlane.common.signature.SignatureGenerators.weighted;
+import static dev.runlane.common.signature.Verifications.assertVerifies;
+import static dev.runlane.common.signature.Verifications.failure;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
 import dev.runlane.common.PropertyCheck;
 import dev.runlane.common.config.Secret;
 import dev.runlane.common.signature.SignatureException.Reason;
 import dev.runlane.common.signature.SignatureGenerators.Clocked;
 import dev.runlane.common.signature.SignatureGenerators.Fresh;
+import dev.runlane.common.signature.SignatureGenerators.Placement;
 import dev.runlane.common.signature.SignatureGenerators.Stale;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -42,31 +38,27 @@ class SumeSignatureVerifierPropertiesTest {
   @Test
   void anyRequestFailsWithItsDocumentedReason() {
     record Request(
-        List<Secret> secrets,
-        Clocked clocked,
-        String signature,
-        byte[] body,
-        String timestampName,
-        String signatureName) {}
+        List<Secret> secrets, Clocked clocked, String signature, byte[] body, List<String> names) {}
     PropertyCheck.forAll(
         1000,
         r ->
             new Request(
                 secrets(r),
                 SignatureGenerators.clocked(r),
-                anySignature(r),
+                SignatureGenerators.anySignature(r, SCHEME),
                 body(r),
-                casingOf(r, SumeSignatureVerifier.TIMESTAMP_HEADER),
-                casingOf(r, SumeSignatureVerifier.SIGNATURE_HEADER)),
+                SignatureGenerators.casingsOf(
+                    r,
+                    SumeSignatureVerifier.TIMESTAMP_HEADER,
+                    SumeSignatureVerifier.SIGNATURE_HEADER)),
         in -> {
           Instant now = in.clocked().now();
           Duration tolerance = in.clocked().tolerance();
           String timestamp = in.clocked().timestamp();
           SumeSignatureVerifier verifier =
               new SumeSignatureVerifier(in.secrets(), tolerance, clockAt(now));
-          Map<String, String> headers = new HashMap<>();
-          headers.put(in.timestampName(), timestamp);
-          headers.put(in.signatureName(), in.signature());
+          Map<String, String> headers =
+              SignatureGenerators.named(in.names(), timestamp, in.signature());
 
           SignatureException e = failure(verifier, in.body(), headers);
 
@@ -87,103 +79,44 @@ class SumeSignatureVerifierPropertiesTest {
 
   @Test
   void aCorrectSignatureAlwaysVerifies() {
-    record Request(
-        List<Secret> secrets,
-        int signer,
-        Fresh fresh,
-        byte[] body,
-        List<String> others,
-        int position,
-        boolean upperCaseHex,
-        List<String> separators) {}
+    record Request(Signing signing, byte[] body, boolean upperCaseHex, Placement placement) {}
     PropertyCheck.forAll(
         1000,
         r ->
             new Request(
-                secrets(r),
-                r.nextInt(),
-                SignatureGenerators.fresh(r),
-                body(r),
-                otherEntries(r),
-                r.nextInt(),
-                r.nextBoolean(),
-                separators(r)),
+                signing(r), body(r), r.nextBoolean(), SignatureGenerators.placement(r, SCHEME)),
         in -> {
-          Secret secret = in.secrets().get(Math.floorMod(in.signer(), in.secrets().size()));
-          String correct = SumeSignatureVerifier.sign(secret, in.fresh().ts(), in.body());
+          Fresh fresh = in.signing().fresh();
+          String correct = SumeSignatureVerifier.sign(in.signing().signer(), fresh.ts(), in.body());
           if (in.upperCaseHex()) {
             correct = "v1=" + correct.substring(3).toUpperCase(Locale.ROOT);
           }
-          List<String> entries = new ArrayList<>(in.others());
-          entries.add(Math.floorMod(in.position(), entries.size() + 1), correct);
 
-          verify(
+          assertVerifies(
               new SumeSignatureVerifier(
-                  in.secrets(), in.fresh().tolerance(), clockAt(in.fresh().now())),
+                  in.signing().secrets(), fresh.tolerance(), clockAt(fresh.now())),
               in.body(),
-              Long.toString(in.fresh().ts()),
-              SignatureGenerators.join(entries, in.separators()));
+              HeaderLookup.of(headers(Long.toString(fresh.ts()), in.placement().header(correct))));
         });
   }
 
   @Test
   void aSignatureOverAnotherBodyNeverVerifies() {
-    record Request(List<Secret> secrets, int signer, Fresh fresh, byte[] signed, byte[] sent) {}
     PropertyCheck.forAll(
         1000,
-        r -> {
-          List<Secret> secrets = secrets(r);
-          int signer = r.nextInt();
-          Fresh fresh = SignatureGenerators.fresh(r);
-          byte[] signed = body(r);
-          return new Request(
-              secrets, signer, fresh, signed, SignatureGenerators.otherBody(r, signed));
-        },
+        r -> SignatureGenerators.anotherBody(r, SumeSignatureVerifierPropertiesTest::signing),
         in -> {
-          Secret secret = in.secrets().get(Math.floorMod(in.signer(), in.secrets().size()));
-          SumeSignatureVerifier verifier =
-              new SumeSignatureVerifier(
-                  in.secrets(), in.fresh().tolerance(), clockAt(in.fresh().now()));
-
-          SignatureException e =
-              failure(
-                  verifier,
-                  in.sent(),
-                  headers(
-                      Long.toString(in.fresh().ts()),
-                      SumeSignatureVerifier.sign(secret, in.fresh().ts(), in.signed())));
-
-          assertThat(e.reason()).isEqualTo(Reason.NO_MATCHING_SIGNATURE);
+          String ts = Long.toString(in.signing().fresh().ts());
+          assertNoMatchingSignature(in.signing(), in.signed(), in.sent(), ts);
         });
   }
 
   @Test
   void aSignatureForAnotherTimestampNeverVerifies() {
-    record Request(List<Secret> secrets, int signer, Fresh fresh, String sent, byte[] body) {}
     PropertyCheck.forAll(
         1000,
-        r -> {
-          List<Secret> secrets = secrets(r);
-          int signer = r.nextInt();
-          Fresh fresh = SignatureGenerators.fresh(r);
-          return new Request(
-              secrets, signer, fresh, SignatureGenerators.otherFreshTimestamp(r, fresh), body(r));
-        },
-        in -> {
-          Secret secret = in.secrets().get(Math.floorMod(in.signer(), in.secrets().size()));
-          SumeSignatureVerifier verifier =
-              new SumeSignatureVerifier(
-                  in.secrets(), in.fresh().tolerance(), clockAt(in.fresh().now()));
-
-          SignatureException e =
-              failure(
-                  verifier,
-                  in.body(),
-                  headers(
-                      in.sent(), SumeSignatureVerifier.sign(secret, in.fresh().ts(), in.body())));
-
-          assertThat(e.reason()).isEqualTo(Reason.NO_MATCHING_SIGNATURE);
-        });
+        r -> SignatureGenerators.anotherTimestamp(r, SumeSignatureVerifierPropertiesTest::signing),
+        in -> assertNoMatchingSignature(in.signing(), in.body(), in.body(), in.sent()));
   }
 
   @Test
@@ -197,19 +130,9 @@ class SumeSignatureVerifierPropertiesTest {
           return new Request(configured, signer, SignatureGenerators.fresh(r), body(r));
         },
         in -> {
-          SumeSignatureVerifier verifier =
-              new SumeSignatureVerifier(
-                  in.configured(), in.fresh().tolerance(), clockAt(in.fresh().now()));
-
-          SignatureException e =
-              failure(
-                  verifier,
-                  in.body(),
-                  headers(
-                      Long.toString(in.fresh().ts()),
-                      SumeSignatureVerifier.sign(in.signer(), in.fresh().ts(), in.body())));
-
-          assertThat(e.reason()).isEqualTo(Reason.NO_MATCHING_SIGNATURE);
+          Signing signing = new Signing(in.configured(), in.signer(), in.fresh());
+          String ts = Long.toString(in.fresh().ts());
+          assertNoMatchingSignature(signing, in.body(), in.body(), ts);
         });
   }
 
@@ -220,21 +143,21 @@ class SumeSignatureVerifierPropertiesTest {
         1000,
         r -> new Request(secrets(r), r.nextInt(), SignatureGenerators.stale(r), body(r)),
         in -> {
-          Secret secret = in.secrets().get(Math.floorMod(in.signer(), in.secrets().size()));
+          Stale stale = in.stale();
+          Secret secret = SignatureGenerators.pick(in.secrets(), in.signer());
           SumeSignatureVerifier verifier =
-              new SumeSignatureVerifier(
-                  in.secrets(), in.stale().tolerance(), clockAt(in.stale().now()));
+              new SumeSignatureVerifier(in.secrets(), stale.tolerance(), clockAt(stale.now()));
 
           SignatureException e =
               failure(
                   verifier,
                   in.body(),
                   headers(
-                      Long.toString(in.stale().ts()),
-                      SumeSignatureVerifier.sign(secret, in.stale().ts(), in.body())));
+                      Long.toString(stale.ts()),
+                      SumeSignatureVerifier.sign(secret, stale.ts(), in.body())));
 
-          assertThat(e.reason()).isEqualTo(in.stale().reason());
-          return in.stale().reason();
+          assertThat(e.reason()).isEqualTo(stale.reason());
+          return stale.reason();
         },
         EnumSet.of(Reason.TIMESTAMP_TOO_OLD, Reason.TIMESTAMP_TOO_NEW));
   }
@@ -292,24 +215,20 @@ class SumeSignatureVerifierPropertiesTest {
     return s.substring(a, b);
   }
 
-  private static void verify(
-      SumeSignatureVerifier verifier, byte[] body, String timestamp, String signature) {
-    try {
-      verifier.verify(body, HeaderLookup.of(headers(timestamp, signature)));
-    } catch (SignatureException e) {
-      fail("expected to verify, failed with " + e.code() + ": " + e.getMessage(), e);
-    }
-  }
+  /**
+   * A request signed by {@code signing} over {@code signedBody} at its fresh timestamp, but sent
+   * with {@code sentBody} and {@code sentTimestamp}, is refused: {@code NO_MATCHING_SIGNATURE}.
+   */
+  private static void assertNoMatchingSignature(
+      Signing signing, byte[] signedBody, byte[] sentBody, String sentTimestamp) {
+    Fresh fresh = signing.fresh();
+    String signature = SumeSignatureVerifier.sign(signing.signer(), fresh.ts(), signedBody);
+    SumeSignatureVerifier verifier =
+        new SumeSignatureVerifier(signing.secrets(), fresh.tolerance(), clockAt(fresh.now()));
 
-  /** The verifier's failure; any other exception escapes and fails the property. */
-  private static SignatureException failure(
-      SumeSignatureVerifier verifier, byte[] body, Map<String, String> headers) {
-    try {
-      verifier.verify(body, HeaderLookup.of(headers));
-    } catch (SignatureException e) {
-      return e;
-    }
-    return fail("expected a SignatureException, the request verified");
+    SignatureException e = failure(verifier, sentBody, headers(sentTimestamp, signature));
+
+    assertThat(e.reason()).isEqualTo(Reason.NO_MATCHING_SIGNATURE);
   }
 
   private static Map<String, String> headers(String timestamp, String signature) {
@@ -320,6 +239,38 @@ class SumeSignatureVerifierPropertiesTest {
 
   // ---- Generators ----
 
+  /** The configured secrets, the one that signs, and a clock with a fresh timestamp. */
+  record Signing(List<Secret> secrets, Secret signer, Fresh fresh)
+      implements SignatureGenerators.Signed {}
+
+  static Signing signing(Random r) {
+    List<Secret> secrets = secrets(r);
+    Secret signer = SignatureGenerators.pick(secrets, r.nextInt());
+    return new Signing(secrets, signer, SignatureGenerators.fresh(r));
+  }
+
+  /** Entries that almost pass: another casing or version, a mangled MAC. */
+  private static final List<Function<Random, String>> NEAR_MISSES =
+      List.of(
+          r -> "V1=" + hex(r, 64),
+          r -> "v0=" + hex(r, 64),
+          r -> "v1=" + hex(r, 63) + "g",
+          r -> "v1= " + hex(r, 64));
+
+  /** {@code v1=<64 hex digits>} entries, separated by commas. */
+  static final SignatureGenerators.Scheme SCHEME =
+      new SignatureGenerators.Scheme(
+          "v1=",
+          SumeSignatureVerifierPropertiesTest::hex,
+          64,
+          70,
+          NEAR_MISSES,
+          List.of("", "v1", "=", "=abc", "v1==", "v2=abc", "v1=\u0663"),
+          r -> "v0=" + hex(r, 64),
+          List.of("", "v1", "=", "v1=zz", "v2=abc"),
+          r -> SignatureGenerators.padded(r, ","));
+
+  /** A secret of any non-blank text. */
   static Secret secret(Random r) {
     String value;
     do {
@@ -328,62 +279,13 @@ class SumeSignatureVerifierPropertiesTest {
     return Secret.of(value);
   }
 
-  /** One to four secrets (rotation), newest first. */
   static List<Secret> secrets(Random r) {
-    return listOf(r, 1, 4, () -> secret(r));
+    return SignatureGenerators.rotation(r, SumeSignatureVerifierPropertiesTest::secret);
   }
 
-  /** A secret that is not one of {@code configured}, nor an HMAC-equivalent key of one. */
   static Secret otherSecret(Random r, List<Secret> configured) {
-    while (true) {
-      Secret candidate = secret(r);
-      if (configured.stream()
-          .noneMatch(s -> SignatureGenerators.sameHmacKey(s.utf8(), candidate.utf8()))) {
-        return candidate;
-      }
-    }
-  }
-
-  static String anySignature(Random r) {
-    if (weighted(r, 4, 1) == 1) {
-      return SignatureGenerators.anyHeaderValue(r);
-    }
-    return SignatureGenerators.join(listOf(r, 1, 5, () -> anySignatureEntry(r)), separators(r));
-  }
-
-  static String anySignatureEntry(Random r) {
-    return switch (weighted(r, 3, 1, 1, 2, 1, 1, 1, 2)) {
-      case 0 -> "v1=" + hex(r, 64);
-      case 1 -> "V1=" + hex(r, 64);
-      case 2 -> "v0=" + hex(r, 64);
-      case 3 -> "v1=" + hex(r, between(r, 0, 70));
-      case 4 -> "v1=" + hex(r, 63) + "g";
-      case 5 -> "v1= " + hex(r, 64);
-      case 6 -> oneOf(r, "", "v1", "=", "=abc", "v1==", "v2=abc", "v1=\u0663");
-      default -> SignatureGenerators.text(r, 0, 20);
-    };
-  }
-
-  /** Entries a header may hold beside the correct one: anything, including wrong v1 entries. */
-  static List<String> otherEntries(Random r) {
-    return listOf(r, 0, 4, () -> otherEntry(r));
-  }
-
-  static String otherEntry(Random r) {
-    return switch (weighted(r, 2, 1, 1, 2)) {
-      case 0 -> "v1=" + hex(r, 64);
-      case 1 -> "v0=" + hex(r, 64);
-      case 2 -> oneOf(r, "", "v1", "=", "v1=zz", "v2=abc");
-      default -> SignatureGenerators.text(r, 0, 30);
-    };
-  }
-
-  static List<String> separators(Random r) {
-    return listOf(r, 1, 4, () -> separator(r));
-  }
-
-  static String separator(Random r) {
-    return SignatureGenerators.padded(r, ",");
+    return SignatureGenerators.otherKey(
+        r, configured, SumeSignatureVerifierPropertiesTest::secret, Secret::utf8);
   }
 
   private static String hex(Random r, int length) {

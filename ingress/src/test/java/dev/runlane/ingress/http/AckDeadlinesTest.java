@@ -22,6 +22,12 @@ class AckDeadlinesTest {
   private Vertx vertx;
   private Context loop;
 
+  /** The manual clock's time, in nanoseconds. */
+  private final AtomicLong now = new AtomicLong();
+
+  /** The names of the requests that expired, in order. */
+  private final List<String> expired = new CopyOnWriteArrayList<>();
+
   @BeforeEach
   void start() {
     vertx = Vertx.vertx();
@@ -35,45 +41,33 @@ class AckDeadlinesTest {
 
   @Test
   void eachRequestExpiresAtItsOwnDeadlineWhateverTheOrderItWasAddedIn() throws Exception {
-    AtomicLong now = new AtomicLong();
-    List<String> expired = new CopyOnWriteArrayList<>();
-    AckDeadlines d = onLoop(() -> new AckDeadlines(vertx, now::get));
-    runOnLoop(
-        () -> {
-          d.add(100, () -> expired.add("a"));
-          // Added later with an earlier deadline: a slow upload.
-          d.add(50, () -> expired.add("b"));
-          d.add(200, () -> expired.add("c"));
-        });
+    AckDeadlines d = onManualClock();
+    add(d, 100, "a");
+    add(d, 50, "b"); // added later with an earlier deadline: a slow upload
+    add(d, 200, "c");
 
-    now.set(49);
-    runOnLoop(d::sweep);
+    sweepAt(d, 49);
     assertThat(expired).isEmpty();
-    now.set(60);
-    runOnLoop(d::sweep);
+    sweepAt(d, 60);
     assertThat(expired).containsExactly("b");
-    now.set(100);
-    runOnLoop(d::sweep);
+    sweepAt(d, 100);
     assertThat(expired).containsExactly("b", "a");
     assertThat(onLoop(d::waiting)).isEqualTo(1);
   }
 
   @Test
   void aSettledRequestNeverExpires() throws Exception {
-    AtomicLong now = new AtomicLong();
-    List<String> expired = new CopyOnWriteArrayList<>();
-    AckDeadlines d = onLoop(() -> new AckDeadlines(vertx, now::get));
+    AckDeadlines d = onManualClock();
+    add(d, 10, "first");
+    AckDeadlines.Waiting middle = add(d, 10, "middle");
+    add(d, 10, "last");
     runOnLoop(
         () -> {
-          d.add(10, () -> expired.add("first"));
-          AckDeadlines.Waiting middle = d.add(10, () -> expired.add("middle"));
-          d.add(10, () -> expired.add("last"));
           d.settle(middle);
           d.settle(middle); // an ack after the request was settled changes nothing
         });
 
-    now.set(10);
-    runOnLoop(d::sweep);
+    sweepAt(d, 10);
 
     assertThat(expired).containsExactly("first", "last");
     assertThat(onLoop(d::waiting)).isZero();
@@ -100,13 +94,33 @@ class AckDeadlinesTest {
 
   @Test
   void settlingTheLastWaitingRequestStopsTheTimerAtTheNextSweep() throws Exception {
-    List<String> expired = new CopyOnWriteArrayList<>();
     AckDeadlines d = onLoop(() -> new AckDeadlines(vertx, System::nanoTime));
     long farAway = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    runOnLoop(() -> d.settle(d.add(farAway, () -> expired.add("settled"))));
+    runOnLoop(() -> d.settle(d.add(farAway, expiring("settled"))));
 
     await().atMost(Duration.ofSeconds(5)).until(() -> !onLoop(d::ticking));
     assertThat(expired).isEmpty();
+  }
+
+  /** Deadlines on the manual clock {@link #now}, made on the loop. */
+  private AckDeadlines onManualClock() throws Exception {
+    return onLoop(() -> new AckDeadlines(vertx, now::get));
+  }
+
+  /** What a request named {@code name} does when it expires: joins {@link #expired}. */
+  private Runnable expiring(String name) {
+    return () -> expired.add(name);
+  }
+
+  /** Adds, on the loop, a request named {@code name} that expires at {@code deadline}. */
+  private AckDeadlines.Waiting add(AckDeadlines d, long deadline, String name) throws Exception {
+    return onLoop(() -> d.add(deadline, expiring(name)));
+  }
+
+  /** Sets the manual clock to {@code nanos} and sweeps. */
+  private void sweepAt(AckDeadlines d, long nanos) throws Exception {
+    now.set(nanos);
+    runOnLoop(d::sweep);
   }
 
   private void runOnLoop(Runnable action) throws Exception {
