@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Admits each webhook, parks it in the changelogged pending store, and decides parked events in
  * offset order, a batch at a time, with at most one Redis round trip per batch: the done markers of
- * the batch before ride on its claims (design.md §6.3, D22). design.md §6 maps each step to the
+ * the batch before ride on its claims (design.md §6.3, D22). design.md §6.7 maps each step to the
  * part that does it; this class only walks a record through them.
  *
  * <p>Parking instead of deciding in {@code process()} is what makes Redis affordable; keeping the
@@ -88,6 +88,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
               + " leaves a tombstone in its changelog (D30)",
           context.taskId());
     }
+    // The parts with task state are made anew in every init(): Streams may call init() again on a
+    // processor it revives, and a run head cached before a rollback would decide against a state
+    // that no longer exists (D33). RedisClaims alone lives as long as the processor.
     this.ranges = new ReplayRanges(settings, context.taskId().partition());
     this.outputs = new Outputs(context, settings, metrics);
     this.intake = new Intake(parser, settings.maxBodyBytes(), ranges, outputs, metrics);
