@@ -6,6 +6,7 @@ import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Outcome;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -90,7 +91,7 @@ class ReorderWindowTest {
         "run.updated",
         arrivedMs,
         new RecordHeaders(),
-        "{}".getBytes());
+        "{}".getBytes(StandardCharsets.UTF_8));
   }
 
   private List<String> applied() {
