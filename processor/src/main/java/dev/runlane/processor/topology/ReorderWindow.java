@@ -1,0 +1,173 @@
+package dev.runlane.processor.topology;
+
+import dev.runlane.processor.dedup.Outcome;
+import dev.runlane.processor.runs.RunState;
+import java.util.List;
+import java.util.function.LongSupplier;
+
+/**
+ * The reorder window of one task (design.md §6.6, D46): holds each event the decision table would
+ * apply, and releases held events by the records' own timestamps, so that a replay decides the
+ * same: as each record is read, before each parked event is decided, with the idle clock after a
+ * drain with nothing parked, and early past the cap on held events. A released event is applied to
+ * its run.
+ *
+ * <p>Made anew in every {@code init()}, with the held events rebuilt from their store.
+ */
+final class ReorderWindow {
+  /**
+   * The most one gap between drains adds to a task's idle time. Wall-clock punctuations come once
+   * per stream-thread loop, and an idle thread's poll waits up to {@code poll.ms} (100 ms) for
+   * records, so drains of an idle task are up to ~100 ms apart; anything longer is the thread busy.
+   */
+  static final long MAX_IDLE_STEP_MS = 250;
+
+  private final ReorderBuffer held;
+  private final ParkedEvents parked;
+  private final Runs runs;
+  private final ReplayRanges ranges;
+  private final ProcessorMetrics metrics;
+  private final long windowMs;
+  private final int maxHeld;
+  private final LongSupplier wallClock;
+
+  /** The task's stream time at the last drain (D46). */
+  private long streamTimeMs = Long.MIN_VALUE;
+
+  /**
+   * How long this task has been idle since its stream time last moved: the sum of the gaps between
+   * its drains, each counted up to {@link #MAX_IDLE_STEP_MS}. A longer gap is the stream thread
+   * busy elsewhere (initializing another task, reading its held events back), not this partition
+   * being idle (D49).
+   */
+  private long idleMs;
+
+  /**
+   * When this task last drained, or -1 before its first drain. The idle clock starts at the first
+   * drain, not at {@code init()}: the stream thread initializes its other tasks after this one
+   * (reading their held events back takes a moment each), and that time is no idleness.
+   */
+  private long lastDrainAtMs = -1;
+
+  ReorderWindow(
+      ReorderBuffer held,
+      ParkedEvents parked,
+      Runs runs,
+      ReplayRanges ranges,
+      ProcessorMetrics metrics,
+      TopologySettings settings,
+      LongSupplier wallClock) {
+    this.held = held;
+    this.parked = parked;
+    this.runs = runs;
+    this.ranges = ranges;
+    this.metrics = metrics;
+    this.windowMs = settings.reorderWindow().toMillis();
+    this.maxHeld = settings.maxHeld();
+    this.wallClock = wallClock;
+  }
+
+  /**
+   * As a record that arrived at {@code arrivalMs} is read: releases what its decision would release
+   * first, up to the first held event whose run has an event parked (D60).
+   */
+  void releaseAsRead(long arrivalMs) {
+    releaseDue(arrivalMs, true);
+  }
+
+  /**
+   * Before a parked event that arrived at {@code arrivalMs} is decided: what was due then goes
+   * first, as it would have gone had the task decided at that instant.
+   */
+  void releaseBeforeDecision(long arrivalMs) {
+    releaseDue(arrivalMs, false);
+  }
+
+  /**
+   * With a reorder window, an event to apply is held instead, unless this very event is held
+   * already (a duplicate, caught by the store); one older than its run's state came too late for
+   * the window and is stale, as without one (D46).
+   */
+  Outcome hold(long offset, PendingEvent event, Outcome outcome) {
+    if (outcome == Outcome.STALE) {
+      metrics.late();
+      return outcome;
+    }
+    if (outcome != Outcome.APPLY) {
+      return outcome;
+    }
+    if (held.holds(event)) {
+      return Outcome.DUPLICATE_STORE;
+    }
+    held.hold(offset, event);
+    return Outcome.HELD;
+  }
+
+  /**
+   * After a drain: moves the idle clock, releases by it when nothing was parked, and releases the
+   * earliest-arrived events early while more than the cap are held.
+   *
+   * @param streamTimeMs the task's stream time
+   * @param nothingParked whether the drain found no parked event
+   */
+  void drained(long streamTimeMs, boolean nothingParked) {
+    long now = wallClock.getAsLong();
+    if (lastDrainAtMs < 0 || streamTimeMs > this.streamTimeMs) {
+      this.streamTimeMs = streamTimeMs;
+      idleMs = 0;
+    } else {
+      idleMs += Math.min(now - lastDrainAtMs, MAX_IDLE_STEP_MS);
+    }
+    lastDrainAtMs = now;
+    if (nothingParked && held.size() > 0) {
+      // Nothing arrives to move this task's time on: let it move with the wall clock from where
+      // its records left it, so that an idle partition does not hold its events for ever. Not
+      // from the wall clock itself: after a restart the task drains before it has read again
+      // what its last commit did not cover, and releasing every restored event at once would
+      // make those stale (D46).
+      long base = this.streamTimeMs >= 0 ? this.streamTimeMs : held.earliestArrival();
+      releaseDue(base + idleMs, false);
+    }
+    while (held.size() > maxHeld) {
+      applyReleased(held.releaseEarliest(), true);
+    }
+  }
+
+  /**
+   * Releases every held event that arrived at least a window before {@code nowMs}, earliest first.
+   *
+   * <p>{@code aheadOfParked}: called as a record is read, before the events parked ahead of it are
+   * decided. Releasing a run's events changes its head, which a parked event of that run would then
+   * be decided against, so the release stops at the first held event whose run has one parked; the
+   * rest go when that record is decided, as they always did. Other runs' releases commute with the
+   * parked decisions, so each run is decided as a replay in offset order decides it; only the
+   * interleaving of runs in the output moves. A record whose decision is skipped (its run waits for
+   * another task's claim, or its attempts are spent) released nothing before; read, it does (D60).
+   */
+  private void releaseDue(long nowMs, boolean aheadOfParked) {
+    long dueBefore = nowMs - windowMs;
+    while (held.size() > 0
+        && held.earliestArrival() <= dueBefore
+        && !(aheadOfParked && parked.hasRun(held.earliestRun()))) {
+      applyReleased(held.releaseEarliest(), false);
+    }
+  }
+
+  /**
+   * Applies released events, oldest first. Each is newer than its run's state: it was when held,
+   * and a run's older held events are released with or before it.
+   */
+  private void applyReleased(List<ReorderBuffer.Held> events, boolean early) {
+    long now = wallClock.getAsLong();
+    for (ReorderBuffer.Held h : events) {
+      PendingEvent event = h.event();
+      if (!early) {
+        metrics.releasedAfter(event.timestamp() + windowMs, now);
+      }
+      RunState.Head current = runs.head(event.runId());
+      runs.apply(event, current, ranges.of(h.offset(), event.headers()));
+    }
+    metrics.outcome(Outcome.APPLY, events.size());
+    metrics.released(early, events.size());
+  }
+}

@@ -1,0 +1,29 @@
+package dev.runlane.processor.topology;
+
+import dev.runlane.common.generation.Replay;
+import org.apache.kafka.common.header.Headers;
+
+/**
+ * How one task decides and emits each input record: by the generation's replay ranges, and as
+ * read-but-undecided when the tools copied it from an older generation's input (D35).
+ */
+final class ReplayRanges {
+  private final TopologySettings settings;
+  private final int partition;
+
+  ReplayRanges(TopologySettings settings, int partition) {
+    this.settings = settings;
+    this.partition = partition;
+  }
+
+  /** The range of the input record at {@code offset} with {@code headers}. */
+  Replay.Range of(long offset, Headers headers) {
+    Replay.Range range = settings.rangeOf(partition, offset);
+    if (range == Replay.Range.LIVE
+        && settings.readsCopies()
+        && headers.lastHeader(Replay.UNDECIDED_HEADER) != null) {
+      return Replay.Range.UNCLAIMED;
+    }
+    return range;
+  }
+}

@@ -1,0 +1,140 @@
+package dev.runlane.processor.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.runlane.common.generation.Replay;
+import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
+import dev.runlane.processor.dedup.Claim;
+import dev.runlane.processor.dedup.EventKey;
+import dev.runlane.processor.dedup.Marker;
+import dev.runlane.processor.dedup.Outcome;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.streams.KeyValue;
+import org.junit.jupiter.api.Test;
+
+/** One batch's claims and decisions, without Redis or Kafka (design.md §6.2). */
+class BatchTest {
+  private static final TopologySettings SETTINGS =
+      new TopologySettings(
+          TopicNames.defaults(),
+          256,
+          Duration.ofMillis(50),
+          RedisFailureMode.DEGRADE,
+          Duration.ofSeconds(1),
+          4096);
+
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  private final ProcessorMetrics metrics = new ProcessorMetrics(registry);
+  private final List<KeyValue<Long, PendingEvent>> events = new ArrayList<>();
+
+  private void parked(String runId, String requestId) {
+    events.add(
+        KeyValue.pair(
+            (long) events.size(),
+            new PendingEvent(
+                runId,
+                requestId,
+                Instant.parse("2026-12-01T10:00:00Z"),
+                "run.updated",
+                0L,
+                new RecordHeaders(),
+                new byte[0])));
+  }
+
+  private PendingEvent event(int index) {
+    return events.get(index).value;
+  }
+
+  private Batch batch(Set<String> waitingRuns) {
+    return new Batch(events, waitingRuns, new ReplayRanges(SETTINGS, 0), metrics, true);
+  }
+
+  @Test
+  void claimsEachIdOnceAndNothingOfARunThatWaits() {
+    parked("run-1", "a");
+    parked("run-1", "a");
+    parked("run-2", "b");
+    parked("run-3", "c");
+
+    assertThat(batch(Set.of("run-3")).toClaim())
+        .containsExactly(new EventKey("a", "run-1"), new EventKey("b", "run-2"));
+  }
+
+  @Test
+  void aCopyThatNamesAnotherRunIsReusedWhateverRedisSaid() {
+    parked("run-1", "a");
+    parked("run-2", "a");
+    Batch batch = batch(Set.of());
+    batch.claimed(Map.of("a", Claim.NEW));
+
+    assertThat(batch.claimOf(event(0), Replay.Range.LIVE)).isEqualTo(Claim.NEW);
+    assertThat(batch.claimOf(event(1), Replay.Range.LIVE)).isEqualTo(Claim.OTHER_RUN);
+  }
+
+  @Test
+  void aSecondCopyOfAnIdIsEarlierInTheBatch() {
+    parked("run-1", "a");
+    parked("run-1", "a");
+    Batch batch = batch(Set.of());
+    batch.claimed(Map.of("a", Claim.NEW));
+
+    assertThat(batch.claimOf(event(0), Replay.Range.LIVE)).isEqualTo(Claim.NEW);
+    assertThat(batch.claimOf(event(1), Replay.Range.LIVE)).isEqualTo(Claim.EARLIER_IN_BATCH);
+  }
+
+  @Test
+  void withoutRedisEveryCopyIsDecidedOnTheRunStore() {
+    parked("run-1", "a");
+    parked("run-1", "a");
+    Batch batch = batch(Set.of());
+    batch.claimed(Map.of("a", Claim.UNAVAILABLE));
+
+    assertThat(batch.claimOf(event(0), Replay.Range.LIVE)).isEqualTo(Claim.UNAVAILABLE);
+    assertThat(batch.claimOf(event(1), Replay.Range.LIVE)).isEqualTo(Claim.UNAVAILABLE);
+  }
+
+  @Test
+  void aReplayedEventIsNotAsked() {
+    parked("run-1", "a");
+    Batch batch = batch(Set.of());
+
+    assertThat(batch.claimOf(event(0), Replay.Range.SILENT)).isEqualTo(Claim.REPLAY);
+  }
+
+  @Test
+  void decidedClaimsBecomeMarkersAndUndecidedOnesGoBack() {
+    parked("run-1", "a");
+    parked("run-2", "b");
+    Batch batch = batch(Set.of());
+    batch.claimed(Map.of("a", Claim.NEW, "b", Claim.NEW));
+
+    batch.decided(event(0), batch.claimOf(event(0), Replay.Range.LIVE), Outcome.STALE);
+
+    assertThat(batch.markers()).containsExactly(new Marker(new EventKey("a", "run-1"), true));
+    assertThat(batch.claimsUnused()).containsExactly(new EventKey("b", "run-2"));
+    assertThat(batch.claimsHeld())
+        .containsExactly(new EventKey("a", "run-1"), new EventKey("b", "run-2"));
+  }
+
+  @Test
+  void countsItsDecisionsAndThoseMadeWithoutRedis() {
+    parked("run-1", "a");
+    Batch batch = batch(Set.of());
+    batch.claimed(Map.of("a", Claim.UNAVAILABLE));
+    batch.decided(event(0), Claim.UNAVAILABLE, Outcome.APPLY);
+
+    batch.count();
+
+    assertThat(registry.get(ProcessorMetrics.DEGRADED).counter().count()).isEqualTo(1);
+    assertThat(registry.get(ProcessorMetrics.BATCH_SIZE).summary().count()).isEqualTo(1);
+    assertThat(batch.markers()).isEmpty();
+  }
+}
