@@ -3,6 +3,7 @@ package dev.runlane.processor.topology;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.processor.ProcessorConfig;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Outcome;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -55,7 +56,7 @@ class ReorderWindowTest {
             "",
             null,
             Duration.ofMillis(W),
-            TopologySettings.DEFAULT_MAX_HELD);
+            ProcessorConfig.DEFAULT_REORDER_MAX_HELD);
     ProcessorMetrics metrics = new ProcessorMetrics(new SimpleMeterRegistry());
     ReplayRanges ranges = new ReplayRanges(settings, 0);
     Runs runs =
