@@ -55,6 +55,12 @@ class RunQueryIT {
       }
       assertThat(hostedByB).as("with two instances, some run lives on the other one").isNotNull();
 
+      // The query answers committed state (D44): the counters above move at apply time, the
+      // answer once b's transaction has committed.
+      String relayed = hostedByB;
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> get(b, "/runs/" + relayed).statusCode() == 200);
       HttpResponse<byte[]> response = get(a, "/runs/" + hostedByB);
       assertThat(response.statusCode()).isEqualTo(200);
       assertThat(RunStateJson.fromJson(response.body()).runId()).isEqualTo(hostedByB);
