@@ -251,21 +251,9 @@ public final class SinkLoop implements Runnable {
     for (TopicPartition tp : wanted) {
       Long next = found.get(tp);
       stored.put(tp, next);
-      if (next != null && next < 0) {
-        throw new IllegalStateException(
-            "sink_offsets holds next_offset " + next + " for " + tp + ": no offset is negative");
-      }
-      Long logStart = logStarts.get(tp);
-      if (next != null && logStart != null && next < logStart) {
-        gaps.found(tp, next, logStart);
+      if (!insideLog(tp, next, logStarts.get(tp), logEnds.get(tp))) {
         continue;
       }
-      Long logEnd = logEnds.get(tp);
-      if (next != null && logEnd != null && next > logEnd) {
-        gaps.ahead(tp, next, logEnd);
-        continue;
-      }
-      gaps.closed(tp);
       if (next == null) {
         fresh.add(tp);
       } else {
@@ -281,6 +269,27 @@ public final class SinkLoop implements Runnable {
     if (!resumed.isEmpty()) {
       log.info("positioned {} partition(s) from the database: {}", resumed.size(), found);
     }
+    return true;
+  }
+
+  /**
+   * Whether {@code tp}'s stored offset {@code next} (null: none stored) can be read from; a
+   * partition whose offset is outside the log is handed to the gaps, which keep it paused.
+   */
+  private boolean insideLog(TopicPartition tp, Long next, Long logStart, Long logEnd) {
+    if (next != null && next < 0) {
+      throw new IllegalStateException(
+          "sink_offsets holds next_offset " + next + " for " + tp + ": no offset is negative");
+    }
+    if (next != null && logStart != null && next < logStart) {
+      gaps.found(tp, next, logStart);
+      return false;
+    }
+    if (next != null && logEnd != null && next > logEnd) {
+      gaps.ahead(tp, next, logEnd);
+      return false;
+    }
+    gaps.closed(tp);
     return true;
   }
 
