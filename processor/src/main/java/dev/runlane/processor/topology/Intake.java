@@ -14,7 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What a record must pass to be parked: its size limits, the envelope's decoding, and its key being
+ * What a record must clear to be parked: its size limits, the envelope's decoding, and its key being
  * the envelope's run id (design.md §6.2, §6.4). A record that fails is dead-lettered here.
  */
 final class Intake {
