@@ -72,13 +72,13 @@ public record ProcessorConfig(
    */
   static final int MIN_ROCKSDB_MEMORY_MB = 16;
 
+  /** The cap on held events per task unless PROCESSOR_REORDER_MAX_HELD says otherwise. */
+  public static final int DEFAULT_REORDER_MAX_HELD = 10_000;
+
   /**
    * Kafka's rule for a group instance id (legal characters, at most 249 of them), less room for the
    * "-N" that Streams appends per stream thread.
    */
-  /** The cap on held events per task unless PROCESSOR_REORDER_MAX_HELD says otherwise. */
-  public static final int DEFAULT_REORDER_MAX_HELD = 10_000;
-
   private static final Pattern GROUP_INSTANCE_ID = Pattern.compile("[a-zA-Z0-9._-]{1,240}");
 
   /** What the processor does while Redis does not answer. */

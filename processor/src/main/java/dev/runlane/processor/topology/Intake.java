@@ -14,8 +14,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What a record must clear to be parked: its size limits, the envelope's decoding, and its key being
- * the envelope's run id (design.md §6.2, §6.4). A record that fails is dead-lettered here.
+ * What a record must clear to be parked: its size limits, the envelope's decoding, and its key
+ * being the envelope's run id (design.md §6.2, §6.4). A record that fails is dead-lettered here.
  */
 final class Intake {
   /** The processor's log lines keep its logger name, which log settings and filters know. */
