@@ -5,19 +5,22 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeSet;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
- * Reads held events' input records back when a task starts with events held (D49), with a consumer
- * of its own for each read: it happens once per task start at most, and a consumer is not to be
- * shared between stream threads.
+ * Reads the input as a task starts: held events' records back (D49), and where the task's last
+ * commit left the input (D67). A consumer of its own for each call: a call happens once per task
+ * start at most, and a consumer is not to be shared between stream threads.
  */
 final class InputRecords implements InputReader {
   /** Long enough for a slow broker; past it the stream thread fails and its tasks start again. */
@@ -43,16 +46,9 @@ final class InputRecords implements InputReader {
       TopicPartition partition, SortedSet<Long> offsets) {
     Map<Long, ConsumerRecord<byte[], byte[]>> found = new HashMap<>();
     long deadline = System.nanoTime() + READ_TIMEOUT.toNanos();
-    Map<String, Object> settings = new HashMap<>(consumerSettings);
-    // One client id per partition: stream threads may read back at once, and two consumers with
-    // one id clash in their metrics registrations.
-    settings.put(
-        ConsumerConfig.CLIENT_ID_CONFIG,
-        consumerSettings.get(ConsumerConfig.CLIENT_ID_CONFIG) + "-" + partition.partition());
-    try (KafkaConsumer<byte[], byte[]> consumer =
-        new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-      consumer.assign(List.of(partition));
-      long end = consumer.endOffsets(List.of(partition), READ_TIMEOUT).get(partition);
+    Map<String, Object> settings = settingsFor(partition);
+    try (KafkaConsumer<byte[], byte[]> consumer = consumer(settings, partition)) {
+      long end = endOf(consumer, partition);
       if (offsets.last() >= end) {
         throw new IllegalStateException(
             "held events at offsets up to "
@@ -90,5 +86,93 @@ final class InputRecords implements InputReader {
           "held events' records at offsets " + missing + " of " + partition + " are missing");
     }
     return found;
+  }
+
+  /**
+   * Reads the group's committed offset (waiting for a transaction that still commits one) and the
+   * input's last stable offset; between them, the last record a read-committed consumer returns,
+   * looked for backwards from the end in growing steps, as the offsets just below the end may be
+   * transaction markers or aborted records.
+   */
+  @Override
+  public OptionalLong lastUncommitted(TopicPartition partition, String applicationId) {
+    long deadline = System.nanoTime() + READ_TIMEOUT.toNanos();
+    Map<String, Object> settings = settingsFor(partition);
+    settings.put(ConsumerConfig.GROUP_ID_CONFIG, applicationId);
+    try (KafkaConsumer<byte[], byte[]> consumer = consumer(settings, partition)) {
+      OffsetAndMetadata committed =
+          consumer.committed(Set.of(partition), READ_TIMEOUT).get(partition);
+      long from = consumer.beginningOffsets(List.of(partition), READ_TIMEOUT).get(partition);
+      if (committed != null) {
+        from = Math.max(from, committed.offset()); // below the log start: read from there
+      }
+      long end = endOf(consumer, partition);
+      for (long step = 16; end > from; step *= 2) {
+        long start = Math.max(from, end - step);
+        long last = lastRecordBetween(consumer, partition, start, end, deadline);
+        if (last >= 0) {
+          return OptionalLong.of(last);
+        }
+        if (start == from) {
+          break;
+        }
+      }
+      return OptionalLong.empty();
+    }
+  }
+
+  private static long lastRecordBetween(
+      KafkaConsumer<byte[], byte[]> consumer,
+      TopicPartition partition,
+      long start,
+      long end,
+      long deadline) {
+    long last = -1;
+    consumer.seek(partition, start);
+    while (consumer.position(partition) < end) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(
+            "could not read "
+                + partition
+                + " from "
+                + start
+                + " to "
+                + end
+                + " within "
+                + READ_TIMEOUT.toSeconds()
+                + " s");
+      }
+      for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+        if (r.offset() < end) {
+          last = Math.max(last, r.offset());
+        }
+      }
+    }
+    return last;
+  }
+
+  /**
+   * One client id per partition: stream threads may read at once, and two consumers with one id
+   * clash in their metrics registrations.
+   */
+  private Map<String, Object> settingsFor(TopicPartition partition) {
+    Map<String, Object> settings = new HashMap<>(consumerSettings);
+    settings.put(
+        ConsumerConfig.CLIENT_ID_CONFIG,
+        consumerSettings.get(ConsumerConfig.CLIENT_ID_CONFIG) + "-" + partition.partition());
+    return settings;
+  }
+
+  private static KafkaConsumer<byte[], byte[]> consumer(
+      Map<String, Object> settings, TopicPartition partition) {
+    KafkaConsumer<byte[], byte[]> consumer =
+        new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    consumer.assign(List.of(partition));
+    return consumer;
+  }
+
+  /** The last stable offset: a read-committed consumer's end. */
+  private static long endOf(KafkaConsumer<byte[], byte[]> consumer, TopicPartition partition) {
+    return consumer.endOffsets(List.of(partition), READ_TIMEOUT).get(partition);
   }
 }

@@ -1,22 +1,32 @@
 package dev.runlane.processor.topology;
 
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.SortedSet;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * Reads input records back by offset. A held event's body stays in the input topic, where it
- * already is durably, instead of being written again to the held store's changelog; a task that
- * starts with held events reads their bodies back from there (D49).
+ * Reads the input as a task starts: held events' records back by offset, as a held event's body
+ * stays in the input topic, where it already is durably, instead of being written again to the held
+ * store's changelog (D49); and where the task's last commit left the input, so that its reorder
+ * window's idle clock waits until the task has read again what that commit did not cover (D67).
  */
-@FunctionalInterface
 public interface InputReader {
-  /** For topologies that never restart with held events (TopologyTestDriver tests). */
+  /** For topologies that never restart (TopologyTestDriver tests). */
   InputReader NONE =
-      (partition, offsets) -> {
-        throw new IllegalStateException(
-            "held events at " + partition + " " + offsets + " need an input reader");
+      new InputReader() {
+        @Override
+        public Map<Long, ConsumerRecord<byte[], byte[]>> read(
+            TopicPartition partition, SortedSet<Long> offsets) {
+          throw new IllegalStateException(
+              "held events at " + partition + " " + offsets + " need an input reader");
+        }
+
+        @Override
+        public OptionalLong lastUncommitted(TopicPartition partition, String applicationId) {
+          return OptionalLong.empty();
+        }
       };
 
   /**
@@ -25,4 +35,13 @@ public interface InputReader {
    * @throws IllegalStateException if one of them cannot be read back
    */
   Map<Long, ConsumerRecord<byte[], byte[]>> read(TopicPartition partition, SortedSet<Long> offsets);
+
+  /**
+   * The offset of the last record of {@code partition} that the last commit of the Streams
+   * application {@code applicationId} does not cover, as the input stands now; empty when that
+   * commit covers every record.
+   *
+   * @throws IllegalStateException if the input cannot be read in time
+   */
+  OptionalLong lastUncommitted(TopicPartition partition, String applicationId);
 }

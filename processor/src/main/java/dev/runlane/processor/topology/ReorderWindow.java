@@ -49,6 +49,15 @@ final class ReorderWindow {
    */
   private long lastDrainAtMs = -1;
 
+  /**
+   * The offset of the last input record the task's last commit did not cover, until the task has
+   * read it again; -1 once it has, or if there was none. The idle clock does not run before: the
+   * events decided from those records before a crash left done markers in Redis, and a held event
+   * released by the clock before an older one of its run is read again would make that one read as
+   * a duplicate of its own aborted decision (D67).
+   */
+  private long awaitedOffset = -1;
+
   ReorderWindow(
       ReorderBuffer held,
       ParkedEvents parked,
@@ -65,6 +74,21 @@ final class ReorderWindow {
     this.windowMs = settings.reorderWindow().toMillis();
     this.maxHeld = settings.maxHeld();
     this.wallClock = wallClock;
+  }
+
+  /**
+   * The task starts with its last commit short of the input record at {@code offset}: the idle
+   * clock waits until it has read that record again (D67).
+   */
+  void awaitRead(long offset) {
+    awaitedOffset = offset;
+  }
+
+  /** The task read the input record at {@code offset}, whatever becomes of it. */
+  void read(long offset) {
+    if (awaitedOffset >= 0 && offset >= awaitedOffset) {
+      awaitedOffset = -1;
+    }
   }
 
   /**
@@ -104,33 +128,45 @@ final class ReorderWindow {
   }
 
   /**
-   * After a drain: moves the idle clock, releases by it when nothing was parked, and releases the
-   * earliest-arrived events early while more than the cap are held.
+   * After a drain: moves the idle clock, once the task has read again what its last commit did not
+   * cover, and releases by it when nothing was parked; and releases the earliest-arrived events
+   * early while more than the cap are held.
    *
    * @param streamTimeMs the task's stream time
    * @param nothingParked whether the drain found no parked event
    */
   void drained(long streamTimeMs, boolean nothingParked) {
-    long now = wallClock.getAsLong();
-    if (lastDrainAtMs < 0 || streamTimeMs > this.streamTimeMs) {
-      this.streamTimeMs = streamTimeMs;
-      idleMs = 0;
-    } else {
-      idleMs += Math.min(now - lastDrainAtMs, MAX_IDLE_STEP_MS);
-    }
-    lastDrainAtMs = now;
-    if (nothingParked && held.size() > 0) {
+    if (awaitedOffset >= 0) {
+      lastDrainAtMs = -1; // the clock starts at the first drain after the tail is read (D67)
+    } else if (moveIdleClock(streamTimeMs) && nothingParked && held.size() > 0) {
       // Nothing arrives to move this task's time on: let it move with the wall clock from where
       // its records left it, so that an idle partition does not hold its events for ever. Not
-      // from the wall clock itself: after a restart the task drains before it has read again
-      // what its last commit did not cover, and releasing every restored event at once would
-      // make those stale (D46).
+      // from the wall clock itself: releasing every restored event at once would make stale
+      // those of the task's next records that are older (D46).
       long base = this.streamTimeMs >= 0 ? this.streamTimeMs : held.earliestArrival();
       releaseDue(base + idleMs, false);
     }
     while (held.size() > maxHeld) {
       applyReleased(held.releaseEarliest(), true);
     }
+  }
+
+  /**
+   * Moves the idle clock to this drain.
+   *
+   * @return whether it has run since the task's stream time last moved
+   */
+  private boolean moveIdleClock(long streamTimeMs) {
+    long now = wallClock.getAsLong();
+    boolean idle = lastDrainAtMs >= 0 && streamTimeMs <= this.streamTimeMs;
+    if (idle) {
+      idleMs += Math.min(now - lastDrainAtMs, MAX_IDLE_STEP_MS);
+    } else {
+      this.streamTimeMs = streamTimeMs;
+      idleMs = 0;
+    }
+    lastDrainAtMs = now;
+    return idle;
   }
 
   /**

@@ -95,12 +95,11 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     this.outputs = new Outputs(context, settings, metrics);
     this.intake = new Intake(parser, settings.maxBodyBytes(), ranges, outputs, metrics);
     this.runs = new Runs(context.getStateStore(StoreNames.RUNS), outputs);
+    TopicPartition input =
+        new TopicPartition(settings.topics().webhooks(), context.taskId().partition());
     ReorderBuffer held =
         settings.reorders()
-            ? new ReorderBuffer(
-                context.getStateStore(StoreNames.HELD),
-                inputReader,
-                new TopicPartition(settings.topics().webhooks(), context.taskId().partition()))
+            ? new ReorderBuffer(context.getStateStore(StoreNames.HELD), inputReader, input)
             : null;
     this.parked = new ParkedEvents(pending, held != null);
     this.window =
@@ -108,6 +107,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
             ? null
             : new ReorderWindow(
                 held, parked, runs, ranges, metrics, settings, context::currentSystemTimeMs);
+    if (window != null) {
+      inputReader.lastUncommitted(input, context.applicationId()).ifPresent(window::awaitRead);
+    }
     // Stable across restarts and failover; a zombie with the same task id is fenced
     // (design.md §6.1).
     // The task id alone: DEDUP_KEY_PREFIX already separates deployments, and every byte of the
@@ -129,6 +131,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   public void process(Record<String, byte[]> record) {
     metrics.read(record.headers());
     RecordMetadata metadata = context.recordMetadata().orElseThrow();
+    if (window != null) {
+      window.read(metadata.offset());
+    }
     Envelope envelope = intake.admit(record, metadata);
     if (envelope == null) {
       return; // dead-lettered

@@ -147,4 +147,26 @@ class ReorderWindowTest {
 
     assertThat(applied()).containsExactly("run-1");
   }
+
+  @Test
+  void theIdleClockStartsOnlyOnceTheTaskHasReadWhatItsLastCommitDidNotCover() {
+    window.hold(0, event("run-1", "a", 1, T0), Outcome.APPLY);
+    window.awaitRead(7);
+    for (int i = 0; i < 8; i++) {
+      window.drained(T0, true);
+      wallClockMs += ReorderWindow.MAX_IDLE_STEP_MS;
+    }
+    window.read(6);
+    window.drained(T0, true);
+    assertThat(applied()).as("2 s of drains before offset 7 is read again").isEmpty();
+
+    window.read(7);
+    for (int i = 0; i < 4; i++) {
+      window.drained(T0, true);
+      wallClockMs += ReorderWindow.MAX_IDLE_STEP_MS;
+    }
+    assertThat(applied()).as("3 steps of idle clock since").isEmpty();
+    window.drained(T0, true);
+    assertThat(applied()).containsExactly("run-1");
+  }
 }

@@ -1,0 +1,262 @@
+package dev.runlane.processor.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.runlane.common.envelope.EnvelopeException;
+import dev.runlane.common.envelope.EnvelopeParser;
+import dev.runlane.common.envelope.SumeEvents;
+import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.embedded.EmbeddedRedis;
+import dev.runlane.processor.ProcessorConfig;
+import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
+import dev.runlane.processor.dedup.Dedup;
+import dev.runlane.processor.dedup.MarkerValues;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Properties;
+import java.util.SortedSet;
+import java.util.UUID;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.api.MockProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.params.SetParams;
+
+/**
+ * A task that restarts with events held by its reorder window, as a deterministic interleaving of
+ * the crash design.md §6.2 is built for: done markers written, the transaction aborted (issue 36,
+ * item 2). The restart is a second processor over the first one's stores, with the wall clock
+ * driven by the test and a real Redis.
+ */
+class RestartWithHeldEventsIT {
+  private static final TopicNames TOPICS = TopicNames.defaults();
+  private static final TopicPartition INPUT = new TopicPartition(TOPICS.webhooks(), 0);
+  private static final long T0 = Instant.parse("2026-12-01T10:00:00Z").toEpochMilli();
+  private static final Instant CREATED = Instant.parse("2026-12-01T09:00:00Z");
+  private static final long W = 1_000;
+
+  @TempDir Path stateDir;
+
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  private final Map<Long, ConsumerRecord<byte[], byte[]>> input = new HashMap<>();
+  private final List<String> applied = new ArrayList<>();
+  private final List<String> listed = new ArrayList<>(); // stale or dead-lettered
+  private final List<KeyValueStore<?, ?>> stores = new ArrayList<>();
+  private TopologySettings settings;
+  private Dedup dedup;
+  private RedisClient redis;
+  private String prefix;
+  private MockProcessorContext<String, byte[]> context;
+  private RunEventProcessor processor;
+  private long wallClockMs = 50_000;
+
+  /** The task's stream time: the latest record timestamp it read, kept across the restart. */
+  private long streamTimeMs;
+
+  /** The input as the restarted task finds it: the offset of its last record the commit missed. */
+  private long lastUncommitted = -1;
+
+  @BeforeEach
+  void setUp() {
+    prefix = "test:" + UUID.randomUUID() + ":";
+    redis = RedisClient.create(EmbeddedRedis.shared().uri());
+    dedup = DecisionTableIT.redisDedup(EmbeddedRedis.shared().uri(), prefix, registry);
+    settings =
+        new TopologySettings(
+            TOPICS,
+            256,
+            Duration.ofMillis(10),
+            RedisFailureMode.DEGRADE,
+            Duration.ofSeconds(1),
+            4096,
+            "",
+            null,
+            Duration.ofMillis(W),
+            ProcessorConfig.DEFAULT_REORDER_MAX_HELD);
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    if (processor != null) {
+      processor.close();
+    }
+    dedup.close();
+    redis.close();
+  }
+
+  @Test
+  void theIdleClockWaitsForTheUncommittedTailSoNoAbortedDecisionIsDroppedAsADuplicate() {
+    // The first life: e0 and e2 of run-1 are held; u1 of run-2, read a window after e0, releases
+    // e0. All three are committed: e2 and u1 are still held.
+    start();
+    read(0, "run-1", "e0", 0, T0);
+    read(1, "run-1", "e2", 2, T0 + 100);
+    drain();
+    read(2, "run-2", "u1", 1, T0 + W);
+    drain();
+    assertThat(applied).containsExactly("run-1/e0");
+    // Then e1, between e0 and e2, is read, held, released with e2 and marked done in Redis, and
+    // the process dies before its transaction commits: the stores and outputs roll back to the
+    // commit, Redis keeps e1's done marker.
+    record(3, "run-1", "e1", 1, T0 + 200);
+    redis.set(
+        prefix + "e1", MarkerValues.done("0_0", "run-1", false), SetParams.setParams().ex(60));
+    lastUncommitted = 3;
+    processor.close();
+
+    // The second life, with e2 and u1 restored. Its first drains come before e1 is read again
+    // (the first fetch is slow): 2 s of idle clock, well past the window.
+    start();
+    for (int i = 0; i < 10; i++) {
+      drain();
+      wallClockMs += ReorderWindow.MAX_IDLE_STEP_MS;
+    }
+    readAgain(3);
+    for (int i = 0; i < 10; i++) {
+      drain();
+      wallClockMs += ReorderWindow.MAX_IDLE_STEP_MS;
+    }
+
+    assertThat(listed).as("e1 was applied before the crash").isEmpty();
+    assertThat(applied)
+        .as("every event applied once, each run in order: e1 is not dropped as a duplicate")
+        .containsExactly("run-1/e0", "run-1/e1", "run-1/e2", "run-2/u1");
+  }
+
+  private void start() {
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "restart-with-held");
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+    context = new MockProcessorContext<>(props, new TaskId(0, 0), stateDir.toFile());
+    context.setCurrentSystemTimeMs(wallClockMs);
+    context.setCurrentStreamTimeMs(streamTimeMs);
+    if (stores.isEmpty()) {
+      stores.add(store(StoreNames.RUNS, Serdes.String(), Serdes.ByteArray()));
+      stores.add(store(StoreNames.PENDING, Serdes.Long(), new PendingEvent.PendingEventSerde()));
+      stores.add(store(StoreNames.HELD, Serdes.Long(), new PendingEvent.PendingEventSerde()));
+    } else {
+      stores.forEach(context::addStateStore);
+    }
+    processor =
+        new RunEventProcessor(
+            settings,
+            EnvelopeParser.withDefaults(),
+            dedup,
+            new ProcessorMetrics(registry),
+            FaultHook.NONE,
+            new FailedAttempts(),
+            RedisBudget.unbounded(),
+            new SharedRoundTrips(dedup),
+            new Input());
+    processor.init(context);
+  }
+
+  private <K, V> KeyValueStore<K, V> store(String name, Serde<K> keys, Serde<V> values) {
+    KeyValueStore<K, V> store =
+        Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(name), keys, values)
+            .withLoggingDisabled()
+            .build();
+    store.init(context.getStateStoreContext(), store);
+    context.addStateStore(store);
+    return store;
+  }
+
+  /** Writes an event to the input at {@code offset} and has the task read it. */
+  private void read(long offset, String runId, String requestId, int second, long arrivedMs) {
+    record(offset, runId, requestId, second, arrivedMs);
+    readAgain(offset);
+  }
+
+  private void record(long offset, String runId, String requestId, int second, long arrivedMs) {
+    byte[] body =
+        SumeEvents.event(runId, requestId, CREATED.plusSeconds(second)).type("run.updated").bytes();
+    input.put(
+        offset,
+        new ConsumerRecord<>(
+            INPUT.topic(),
+            INPUT.partition(),
+            offset,
+            arrivedMs,
+            TimestampType.CREATE_TIME,
+            -1,
+            body.length,
+            runId.getBytes(StandardCharsets.UTF_8),
+            body,
+            new RecordHeaders(),
+            Optional.empty()));
+  }
+
+  private void readAgain(long offset) {
+    ConsumerRecord<byte[], byte[]> r = input.get(offset);
+    context.setRecordMetadata(r.topic(), r.partition(), offset);
+    streamTimeMs = Math.max(streamTimeMs, r.timestamp());
+    context.setCurrentStreamTimeMs(streamTimeMs);
+    processor.process(
+        new Record<>(
+            new String(r.key(), StandardCharsets.UTF_8), r.value(), r.timestamp(), r.headers()));
+  }
+
+  /** Runs the task's drain punctuation at the test's wall clock, and collects the outputs. */
+  private void drain() {
+    context.setCurrentSystemTimeMs(wallClockMs);
+    List<MockProcessorContext.CapturedPunctuator> punctuators = context.scheduledPunctuators();
+    punctuators.get(punctuators.size() - 1).getPunctuator().punctuate(wallClockMs);
+    for (MockProcessorContext.CapturedForward<? extends String, ? extends byte[]> f :
+        context.forwarded()) {
+      String childName = f.childName().orElseThrow();
+      if (childName.equals(ProcessorTopology.EVENTS_SINK)) {
+        applied.add(f.record().key() + "/" + requestId(f.record().value()));
+      } else if (childName.equals(ProcessorTopology.STALE_SINK)
+          || childName.equals(ProcessorTopology.DLQ_SINK)) {
+        listed.add(f.record().key() + "/" + requestId(f.record().value()));
+      }
+    }
+    context.resetForwards();
+  }
+
+  private static String requestId(byte[] body) {
+    try {
+      return EnvelopeParser.withDefaults().parse(body).requestId();
+    } catch (EnvelopeException e) {
+      throw new AssertionError("the processor forwarded a body that is no event", e);
+    }
+  }
+
+  /** The input topic as the test wrote it. */
+  private final class Input implements InputReader {
+    @Override
+    public Map<Long, ConsumerRecord<byte[], byte[]>> read(
+        TopicPartition partition, SortedSet<Long> offsets) {
+      Map<Long, ConsumerRecord<byte[], byte[]>> found = new HashMap<>();
+      offsets.forEach(o -> found.put(o, input.get(o)));
+      return found;
+    }
+
+    @Override
+    public OptionalLong lastUncommitted(TopicPartition partition, String applicationId) {
+      return lastUncommitted < 0 ? OptionalLong.empty() : OptionalLong.of(lastUncommitted);
+    }
+  }
+}
