@@ -33,6 +33,24 @@ final class StreamsSettings {
    */
   static Properties of(ProcessorConfig config, HostInfo self, String applicationId) {
     Properties p = new Properties();
+    application(p, config, self, applicationId);
+    exceptionHandlers(p);
+    membership(p, config);
+    recordSizes(p, config);
+    producer(p, config);
+    stores(p, config, applicationId);
+    fetches(p);
+    // Every client Streams makes: a fixed 64 KiB receive buffer dropped fetch responses (D34).
+    p.putAll(SocketBuffers.OS_DEFAULTS);
+    // The operator's client settings (security, ...), for every client Streams makes; the ones
+    // runlane needs were refused when the configuration was loaded.
+    p.putAll(config.kafkaClient().forClients());
+    return p;
+  }
+
+  /** Which application, where its brokers and state are, and how it processes and commits. */
+  private static void application(
+      Properties p, ProcessorConfig config, HostInfo self, String applicationId) {
     p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
     p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
     p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, config.processingGuarantee());
@@ -44,6 +62,10 @@ final class StreamsSettings {
         StreamsConfig.REPLICATION_FACTOR_CONFIG, (int) config.topicSettings().replicationFactor());
     p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
     p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class);
+  }
+
+  /** The exception handlers, set explicitly. */
+  private static void exceptionHandlers(Properties p) {
     p.put(
         StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG,
         LogAndFailExceptionHandler.class);
@@ -53,6 +75,10 @@ final class StreamsSettings {
     p.put(
         StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG,
         DefaultProductionExceptionHandler.class);
+  }
+
+  /** How long a crashed member keeps its partitions, and static membership (D9, D29). */
+  private static void membership(Properties p, ProcessorConfig config) {
     // A crashed member is only dropped after the session timeout: 45 s by default in Kafka 4.x,
     // during which its partitions stall. 6 s, the broker's minimum, keeps recovery short (D9).
     long session = config.sessionTimeout().toMillis();
@@ -60,6 +86,16 @@ final class StreamsSettings {
     p.put(
         StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG),
         (int) Math.max(500, session / 4));
+    config
+        .groupInstanceId()
+        .ifPresent(
+            id ->
+                p.put(
+                    StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), id));
+  }
+
+  /** The largest record the producer and the internal topics take, and their durability. */
+  private static void recordSizes(Properties p, ProcessorConfig config) {
     // Every record we write (pending entry, applied event, run state) carries up to one body:
     // size the producer and the internal topics by the same rule as the pipeline's topics.
     int maxMessage = TopicEnsurer.maxMessageBytes(config.maxBodyBytes());
@@ -71,12 +107,20 @@ final class StreamsSettings {
         .minInsyncReplicas()
         .ifPresent(
             n -> p.put(StreamsConfig.topicPrefix(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG), n));
+  }
+
+  /** The producer's compression and linger. */
+  private static void producer(Properties p, ProcessorConfig config) {
     p.put(
         StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG),
         config.producerCompression().kafkaName());
     // Under exactly-once every commit flushes the producer, so the linger only groups records
     // between commits; a longer one measured no gain in the processor benchmark.
     p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);
+  }
+
+  /** Transactional stores, committed reads, and the run stores' shared memory (D19, D44). */
+  private static void stores(Properties p, ProcessorConfig config, String applicationId) {
     p.put(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, config.transactionalStateStores());
     // /runs/{id} answers what is committed, so that a poller never sees a state that an aborted
     // transaction takes back (it would see the run move backwards, then forwards again). Only
@@ -87,22 +131,14 @@ final class StreamsSettings {
       p.put(RunStoreMemory.POOL_CONFIG, applicationId + "/" + UUID.randomUUID());
       p.put(RunStoreMemory.BYTES_CONFIG, config.rocksDbMemoryMb() * 1024L * 1024L);
     }
-    config
-        .groupInstanceId()
-        .ifPresent(
-            id ->
-                p.put(
-                    StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), id));
+  }
+
+  /** How long the main consumer's fetch waits for records (D21). */
+  private static void fetches(Properties p) {
     // At a live rate every produce to the input would complete a waiting fetch: ~1,000 polls a
     // second of a record or two, each paying the stream thread's loop and the broker's fetch. Wait
     // for 32 KiB or 10 ms instead; a backlog fills the fetch at once (D21).
     p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.FETCH_MIN_BYTES_CONFIG), 32 * 1024);
     p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG), 10);
-    // Every client Streams makes: a fixed 64 KiB receive buffer dropped fetch responses (D34).
-    p.putAll(SocketBuffers.OS_DEFAULTS);
-    // The operator's client settings (security, ...), for every client Streams makes; the ones
-    // runlane needs were refused when the configuration was loaded.
-    p.putAll(config.kafkaClient().forClients());
-    return p;
   }
 }

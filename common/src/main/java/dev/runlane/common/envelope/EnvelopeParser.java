@@ -12,12 +12,7 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import dev.runlane.common.envelope.EnvelopeException.Reason;
 import java.io.IOException;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
-import java.time.DateTimeException;
 import java.time.Instant;
-import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -65,9 +60,6 @@ public final class EnvelopeParser {
   public static final int MAX_FIELD_BYTES = 1024;
 
   private static final int MAX_ECHO = 64;
-
-  private static final VarHandle LONGS =
-      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
   private static final int REQUEST_ID = 0;
   private static final int CREATED_AT = 1;
@@ -174,7 +166,7 @@ public final class EnvelopeParser {
    */
   public Envelope parse(byte[] body) throws EnvelopeException {
     Objects.requireNonNull(body, "body");
-    int notUtf8 = firstNonUtf8(body);
+    int notUtf8 = Utf8.firstMalformedByte(body);
     if (notUtf8 >= 0) {
       throw new EnvelopeException(
           Reason.NOT_JSON,
@@ -264,76 +256,6 @@ public final class EnvelopeParser {
     }
   }
 
-  /**
-   * The offset of the first byte that is not part of well-formed UTF-8 (RFC 3629, Unicode table
-   * 3-7), or -1 if there is none.
-   *
-   * <p>Checked before Jackson reads the body, because JSON between systems must be UTF-8 (RFC 8259
-   * §8.1) and the raw bytes travel on as the record value, while Jackson accepts others: it guesses
-   * UTF-16 or UTF-32 from a zero byte among the first four (so a zero byte there counts as not
-   * UTF-8 here: raw NUL is never valid JSON), and decodes overlong forms, UTF-8-encoded surrogates
-   * and code points above U+10FFFF without complaint (BadInputAtVolumeIT sent each of them, and
-   * each was accepted and written to the topic).
-   */
-  static int firstNonUtf8(byte[] b) {
-    int n = b.length;
-    for (int i = 0; i < Math.min(4, n); i++) {
-      if (b[i] == 0) {
-        return i;
-      }
-    }
-    int i = 0;
-    while (i < n) {
-      if (i + 8 <= n && ((long) LONGS.get(b, i) & 0x8080808080808080L) == 0) {
-        i += 8; // eight ASCII bytes
-        continue;
-      }
-      int c = b[i] & 0xFF;
-      if (c < 0x80) {
-        i++;
-        continue;
-      }
-      int length;
-      int low = 0x80; // the range of the second byte; the others are always 0x80-0xBF
-      int high = 0xBF;
-      if (c < 0xC2) {
-        return i; // a continuation byte, or the lead of an overlong two-byte form
-      } else if (c < 0xE0) {
-        length = 2;
-      } else if (c < 0xF0) {
-        length = 3;
-        if (c == 0xE0) {
-          low = 0xA0; // overlong
-        } else if (c == 0xED) {
-          high = 0x9F; // a surrogate
-        }
-      } else if (c < 0xF5) {
-        length = 4;
-        if (c == 0xF0) {
-          low = 0x90; // overlong
-        } else if (c == 0xF4) {
-          high = 0x8F; // above U+10FFFF
-        }
-      } else {
-        return i;
-      }
-      if (i + length > n) {
-        return i;
-      }
-      int second = b[i + 1] & 0xFF;
-      if (second < low || second > high) {
-        return i;
-      }
-      for (int k = 2; k < length; k++) {
-        if ((b[i + k] & 0xC0) != 0x80) {
-          return i;
-        }
-      }
-      i += length;
-    }
-    return -1;
-  }
-
   private int matchProperty(int mask, int depth, String name) {
     int out = 0;
     for (int m = mask; m != 0; m &= m - 1) {
@@ -396,7 +318,7 @@ public final class EnvelopeParser {
     String requestId = requiredString(REQUEST_ID, values, states);
     String runId = runId(values, states);
     String createdAtText = requiredString(CREATED_AT, values, states);
-    Instant createdAt = parseRfc3339(createdAtText);
+    Instant createdAt = Rfc3339.parse(createdAtText);
     if (createdAt == null) {
       throw new EnvelopeException(
           Reason.BAD_TIMESTAMP,
@@ -438,7 +360,7 @@ public final class EnvelopeParser {
           throw new EnvelopeException(
               Reason.WRONG_TYPE, names[t], "field " + names[t] + " is an empty string");
         }
-        return requireStorableText(t, values[t]);
+        return storable(t, values[t]);
       case DUPLICATE:
         throw duplicate(t);
       default:
@@ -455,7 +377,7 @@ public final class EnvelopeParser {
       case NULL:
         return null;
       case STRING:
-        return values[t].isEmpty() ? null : requireStorableText(t, values[t]);
+        return values[t].isEmpty() ? null : storable(t, values[t]);
       case DUPLICATE:
         throw duplicate(t);
       default:
@@ -466,72 +388,8 @@ public final class EnvelopeParser {
     }
   }
 
-  /**
-   * Refuses a field value with an unpaired surrogate. The body is checked to be UTF-8 before it is
-   * read, but an escaped lone surrogate ({@code \\ud800}) is valid UTF-8 and JSON, and Jackson
-   * decodes it into an unpaired surrogate. Such a value has no UTF-8 form: written as the Kafka key
-   * (the run id), a record header or a Redis key, each unpaired surrogate becomes '?', so distinct
-   * ids collide, and the processor dead-letters the record as key_mismatch (the key it reads is not
-   * the run id it parses) after the ingress accepted it.
-   *
-   * <p>With the storage limits, the request id, run id and type are also refused when they hold
-   * U+0000 (an escaped {@code \\u0000} is valid JSON, but PostgreSQL text cannot hold it, so the
-   * sink's database would refuse the event for ever) or are longer than {@link #MAX_FIELD_BYTES}
-   * bytes of UTF-8. A lone surrogate is reported first, whatever else the value holds. One pass
-   * over the chars, nothing allocated unless the value is refused.
-   */
-  private String requireStorableText(int t, String value) throws EnvelopeException {
-    int n = value.length();
-    int bytes = 0;
-    int nulAt = -1;
-    for (int i = 0; i < n; i++) {
-      char c = value.charAt(i);
-      if (c < 0x80) {
-        bytes++;
-        if (c == 0 && nulAt < 0) {
-          nulAt = i;
-        }
-      } else if (c < 0x800) {
-        bytes += 2;
-      } else if (!Character.isSurrogate(c)) {
-        bytes += 3;
-      } else if (Character.isHighSurrogate(c)
-          && i + 1 < n
-          && Character.isLowSurrogate(value.charAt(i + 1))) {
-        bytes += 4;
-        i++;
-      } else {
-        throw new EnvelopeException(
-            Reason.NOT_JSON,
-            names[t],
-            "field " + names[t] + " is not Unicode text (invalid UTF-8 or a lone surrogate)");
-      }
-    }
-    if (storageLimits && t != CREATED_AT) {
-      if (nulAt >= 0) {
-        throw new EnvelopeException(
-            Reason.UNSTORABLE_FIELD,
-            names[t],
-            "field "
-                + names[t]
-                + " holds U+0000 (NUL) at char "
-                + nulAt
-                + ", which PostgreSQL text cannot store");
-      }
-      if (bytes > MAX_FIELD_BYTES) {
-        throw new EnvelopeException(
-            Reason.UNSTORABLE_FIELD,
-            names[t],
-            "field "
-                + names[t]
-                + " is "
-                + bytes
-                + " bytes of UTF-8, over the "
-                + MAX_FIELD_BYTES
-                + " an id or type may take");
-      }
-    }
-    return value;
+  private String storable(int t, String value) throws EnvelopeException {
+    return FieldText.requireStorable(names[t], value, storageLimits && t != CREATED_AT);
   }
 
   private EnvelopeException duplicate(int t) {
@@ -539,107 +397,6 @@ public final class EnvelopeParser {
         Reason.NOT_JSON,
         names[t],
         "field " + names[t] + " appears more than once (ambiguous duplicate key)");
-  }
-
-  /**
-   * Parses an RFC 3339 date-time with a mandatory offset ({@code Z} or {@code ±hh:mm}), a {@code T}
-   * (or {@code t}) separator, seconds, and an optional fraction (digits beyond nanoseconds are
-   * truncated). A leap second (60) is not representable and rejected.
-   *
-   * @return the instant, or null if {@code text} is not such a timestamp
-   */
-  static Instant parseRfc3339(String text) {
-    int n = text.length();
-    if (n < 20
-        || text.charAt(4) != '-'
-        || text.charAt(7) != '-'
-        || (text.charAt(10) != 'T' && text.charAt(10) != 't')
-        || text.charAt(13) != ':'
-        || text.charAt(16) != ':') {
-      return null;
-    }
-    int year = digits(text, 0, 4);
-    int month = digits(text, 5, 2);
-    int day = digits(text, 8, 2);
-    int hour = digits(text, 11, 2);
-    int minute = digits(text, 14, 2);
-    int second = digits(text, 17, 2);
-    if (year < 0
-        || month < 1
-        || month > 12
-        || day < 1
-        || hour < 0
-        || hour > 23
-        || minute < 0
-        || minute > 59
-        || second < 0
-        || second > 59) {
-      return null;
-    }
-    int i = 19;
-    int nanos = 0;
-    if (text.charAt(i) == '.') {
-      int start = ++i;
-      while (i < n && isDigit(text.charAt(i))) {
-        if (i - start < 9) {
-          nanos = nanos * 10 + (text.charAt(i) - '0');
-        }
-        i++;
-      }
-      int count = i - start;
-      if (count == 0) {
-        return null;
-      }
-      for (int k = count; k < 9; k++) {
-        nanos *= 10;
-      }
-    }
-    if (i >= n) {
-      return null;
-    }
-    char c = text.charAt(i);
-    int offsetSeconds;
-    if (c == 'Z' || c == 'z') {
-      offsetSeconds = 0;
-      i++;
-    } else if ((c == '+' || c == '-') && i + 6 == n && text.charAt(i + 3) == ':') {
-      int oh = digits(text, i + 1, 2);
-      int om = digits(text, i + 4, 2);
-      if (oh < 0 || oh > 23 || om < 0 || om > 59) {
-        return null;
-      }
-      offsetSeconds = (c == '-' ? -1 : 1) * (oh * 3600 + om * 60);
-      i += 6;
-    } else {
-      return null;
-    }
-    if (i != n) {
-      return null;
-    }
-    long epochDay;
-    try {
-      epochDay = LocalDate.of(year, month, day).toEpochDay();
-    } catch (DateTimeException e) {
-      return null;
-    }
-    long seconds = epochDay * 86_400L + hour * 3600L + minute * 60L + second - offsetSeconds;
-    return Instant.ofEpochSecond(seconds, nanos);
-  }
-
-  private static int digits(String s, int from, int count) {
-    int v = 0;
-    for (int i = from; i < from + count; i++) {
-      char c = s.charAt(i);
-      if (!isDigit(c)) {
-        return -1;
-      }
-      v = v * 10 + (c - '0');
-    }
-    return v;
-  }
-
-  private static boolean isDigit(char c) {
-    return c >= '0' && c <= '9';
   }
 
   private static String kind(JsonToken token) {

@@ -504,7 +504,7 @@ class EnvelopeParserPropertiesTest {
         text -> {
           Instant expected = rfc3339(text);
 
-          assertThat(EnvelopeParser.parseRfc3339(text)).isEqualTo(expected);
+          assertThat(Rfc3339.parse(text)).isEqualTo(expected);
           return expected == null ? "refused" : "read";
         },
         Set.of("read", "refused"));

@@ -206,8 +206,7 @@ class EnvelopeParserTest {
                 + "\",\"run_id\":\"u\",\"created_at\":\"2026-11-29T10:00:00Z\"}");
 
     assertThat(parser.parse(body).requestId()).isEqualTo("r-" + text);
-    assertThat(EnvelopeParser.firstNonUtf8(bytes("x".repeat(17) + text + "y".repeat(9))))
-        .isEqualTo(-1);
+    assertThat(Utf8.firstMalformedByte(bytes("x".repeat(17) + text + "y".repeat(9)))).isEqualTo(-1);
   }
 
   @Test
@@ -483,7 +482,7 @@ class EnvelopeParserTest {
     "2024-02-29T00:00:00Z, 2024-02-29T00:00:00Z"
   })
   void acceptsRfc3339WithOffset(String text, String expected) {
-    assertThat(EnvelopeParser.parseRfc3339(text)).isEqualTo(Instant.parse(expected));
+    assertThat(Rfc3339.parse(text)).isEqualTo(Instant.parse(expected));
   }
 
   @Test

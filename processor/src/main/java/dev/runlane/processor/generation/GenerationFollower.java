@@ -117,49 +117,9 @@ public final class GenerationFollower {
       return;
     }
     try {
-      Generation latest =
-          control
-              .latest(Duration.ofSeconds(first ? 30 : 10))
-              .orElse(Generation.initial(applicationId, input));
-      if (followFailing) {
-        log.info("reading the control topic again");
-        followFailing = false;
-      }
-      if (!latest.baseApplicationId().equals(applicationId)) {
-        throw new InputChangedException(
-            "the control record of "
-                + input
-                + " in "
-                + controlTopic
-                + " belongs to PROCESSOR_APPLICATION_ID="
-                + latest.baseApplicationId()
-                + ", not "
-                + applicationId
-                + ": two processor deployments share one input");
-      }
-      Generation target = latest.toRun();
-      Generation now = streams.running();
-      if (target == null) {
-        if (now != null || first) {
-          log.info(
-              "{} is being prepared by the operator tools: Streams stopped until it is active",
-              latest.describe());
-        }
-        if (now != null) {
-          streams.stop();
-        }
-        return;
-      }
-      InputCheck.verify(admin, target, Duration.ofSeconds(10));
-      missingInputChecks = 0;
-      if (now != null && now.applicationId().equals(target.applicationId())) {
-        return;
-      }
-      if (now != null) {
-        log.info("switching from generation {} to {}", now.number(), target.describe());
-        streams.stop();
-      }
-      streams.start(target);
+      Generation latest = readLatest(first);
+      requireOurDeployment(latest);
+      run(latest, first);
     } catch (InputChangedException e) {
       if (first) {
         throw e;
@@ -178,6 +138,68 @@ public final class GenerationFollower {
       }
       followFailing = true;
     }
+  }
+
+  /** The latest control record, or generation 0 when there is none. Called under the lock. */
+  private Generation readLatest(boolean first) {
+    Generation latest =
+        control
+            .latest(Duration.ofSeconds(first ? 30 : 10))
+            .orElse(Generation.initial(applicationId, input));
+    if (followFailing) {
+      log.info("reading the control topic again");
+      followFailing = false;
+    }
+    return latest;
+  }
+
+  /**
+   * @throws InputChangedException if the control record belongs to another deployment's application
+   *     id: two deployments share one input
+   */
+  private void requireOurDeployment(Generation latest) {
+    if (!latest.baseApplicationId().equals(applicationId)) {
+      throw new InputChangedException(
+          "the control record of "
+              + input
+              + " in "
+              + controlTopic
+              + " belongs to PROCESSOR_APPLICATION_ID="
+              + latest.baseApplicationId()
+              + ", not "
+              + applicationId
+              + ": two processor deployments share one input");
+    }
+  }
+
+  /**
+   * Runs the generation {@code latest} names: stops Streams while it is prepared, else checks its
+   * input and starts it or swaps to it. Called under the lock.
+   */
+  private void run(Generation latest, boolean first) {
+    Generation target = latest.toRun();
+    Generation now = streams.running();
+    if (target == null) {
+      if (now != null || first) {
+        log.info(
+            "{} is being prepared by the operator tools: Streams stopped until it is active",
+            latest.describe());
+      }
+      if (now != null) {
+        streams.stop();
+      }
+      return;
+    }
+    InputCheck.verify(admin, target, Duration.ofSeconds(10));
+    missingInputChecks = 0;
+    if (now != null && now.applicationId().equals(target.applicationId())) {
+      return;
+    }
+    if (now != null) {
+      log.info("switching from generation {} to {}", now.number(), target.describe());
+      streams.stop();
+    }
+    streams.start(target);
   }
 
   /** Runs {@code action} once no check or swap is in progress, under the follower's lock. */

@@ -35,23 +35,14 @@ public final class ProcessorMetrics {
   private final Counter applyRetried;
   private final Counter applyDeadLettered;
   private final Counter redisBudgetSpent;
-  private final Counter released;
-  private final Counter releasedEarly;
-  private final Counter late;
+  private final ReorderMeters reorder;
   private final Timer endToEnd;
   private final Timer receiveToRead;
-  private final Timer releaseDelay;
   private final DistributionSummary batchSize;
 
   public ProcessorMetrics(MeterRegistry registry) {
     for (Outcome o : Outcome.values()) {
-      outcomes.put(
-          o,
-          Counter.builder(EVENTS)
-              .description("Events decided, by outcome and by the layer that decided")
-              .tag("outcome", o.outcomeTag())
-              .tag("layer", o.layerTag())
-              .register(registry));
+      outcomes.put(o, outcomeCounter(o, registry));
     }
     invalid =
         Counter.builder(EVENTS).tag("outcome", "invalid").tag("layer", "decode").register(registry);
@@ -89,54 +80,43 @@ public final class ProcessorMetrics {
                 "Batches that found their transaction's Redis time spent: decided on the run store"
                     + " (degrade mode) or left parked for the next transaction (block mode)")
             .register(registry);
-    // The reorder window (D46): held is runlane_processor_events_total{outcome="held"}.
-    released =
-        Counter.builder(REORDER)
-            .description(
-                "Held events applied: after their window, early (over the cap on held events), or"
-                    + " late (arrived older than their run's applied state, so stale)")
-            .tag("event", "released")
-            .register(registry);
-    releasedEarly = Counter.builder(REORDER).tag("event", "released_early").register(registry);
-    late = Counter.builder(REORDER).tag("event", "late").register(registry);
+    reorder = new ReorderMeters(registry);
     endToEnd =
-        Timer.builder(END_TO_END)
-            .description("From the ingress receiving the webhook to the event being applied")
-            .publishPercentiles(0.5, 0.99)
-            // Buckets too, so that latencies can be aggregated across pods (a quantile cannot).
-            .publishPercentileHistogram()
-            .minimumExpectedValue(Duration.ofMillis(1))
-            .maximumExpectedValue(Duration.ofSeconds(30))
-            .register(registry);
+        latency(
+            END_TO_END,
+            "From the ingress receiving the webhook to the event being applied",
+            registry);
     // Next to END_TO_END it says whether a late event was late reaching the stream thread
     // (consumer lag, a thread that polls late) or in the thread's own batching and decisions.
     receiveToRead =
-        Timer.builder(RECEIVE_TO_READ)
-            .description("From the ingress receiving the webhook to the processor reading it")
-            .publishPercentiles(0.5, 0.99)
-            // Buckets too, so that latencies can be aggregated across pods (a quantile cannot).
-            .publishPercentileHistogram()
-            .minimumExpectedValue(Duration.ofMillis(1))
-            .maximumExpectedValue(Duration.ofSeconds(30))
-            .register(registry);
-    // How long past its window a held event waited: a partition's time moves on only with a later
-    // record or the idle clock, so this is what the window costs beyond W itself. Only events whose
-    // window had ended count (one released with an older event of its run may not be due yet); the
-    // wall clock against the ingress's receive time, so a replay or a backlog shows its lag here.
-    releaseDelay =
-        Timer.builder(RELEASE_DELAY)
-            .description(
-                "From a held event's window ending (its record timestamp + the window) to its"
-                    + " release, on the wall clock")
-            .publishPercentiles(0.5, 0.99)
-            .publishPercentileHistogram()
-            .minimumExpectedValue(Duration.ofMillis(1))
-            .maximumExpectedValue(Duration.ofSeconds(30))
-            .register(registry);
+        latency(
+            RECEIVE_TO_READ,
+            "From the ingress receiving the webhook to the processor reading it",
+            registry);
     batchSize =
         DistributionSummary.builder(BATCH_SIZE)
             .description("Events decided per Redis round trip")
             .register(registry);
+  }
+
+  private static Counter outcomeCounter(Outcome o, MeterRegistry registry) {
+    return Counter.builder(EVENTS)
+        .description("Events decided, by outcome and by the layer that decided")
+        .tag("outcome", o.outcomeTag())
+        .tag("layer", o.layerTag())
+        .register(registry);
+  }
+
+  /** A latency from 1 ms to 30 s, as percentiles and as buckets. */
+  static Timer latency(String name, String description, MeterRegistry registry) {
+    return Timer.builder(name)
+        .description(description)
+        .publishPercentiles(0.5, 0.99)
+        // Buckets too, so that latencies can be aggregated across pods (a quantile cannot).
+        .publishPercentileHistogram()
+        .minimumExpectedValue(Duration.ofMillis(1))
+        .maximumExpectedValue(Duration.ofSeconds(30))
+        .register(registry);
   }
 
   void outcome(Outcome outcome, int events) {
@@ -152,18 +132,16 @@ public final class ProcessorMetrics {
   }
 
   void released(boolean early, int events) {
-    (early ? releasedEarly : released).increment(events);
+    reorder.released(early, events);
   }
 
   /** A held event released at {@code nowMs} whose window ended at {@code dueMs}. */
   void releasedAfter(long dueMs, long nowMs) {
-    if (nowMs >= dueMs) {
-      releaseDelay.record(nowMs - dueMs, TimeUnit.MILLISECONDS);
-    }
+    reorder.releasedAfter(dueMs, nowMs);
   }
 
   void late() {
-    late.increment();
+    reorder.late();
   }
 
   void redisBudgetSpent() {

@@ -6,6 +6,8 @@ import dev.runlane.processor.dedup.Dedup;
 import java.util.Map;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.StoreBuilder;
 import org.apache.kafka.streams.state.Stores;
 
 /** Builds the processor's topology; a pure function of its settings and collaborators. */
@@ -84,44 +86,54 @@ public final class ProcessorTopology {
                 roundTrips,
                 inputReader),
         SOURCE);
-    // No record cache for the run store: its working set (every active run) would fill the
-    // thread's cache, and the cache evicts from the store being written, so each parked event's
-    // body went to the pending changelog before it was decided. The pending store alone keeps the
-    // cache, where a put and a delete between two commits leave one tombstone (D20).
-    // The run state's JSON bytes, not the object: the processor encodes each new state once for
-    // the store, its changelog and sume.runs, and /runs/{id} answers with the stored bytes.
-    topology.addStateStore(
-        Stores.keyValueStoreBuilder(
-                Stores.persistentKeyValueStore(StoreNames.RUNS),
-                Serdes.String(),
-                Serdes.ByteArray())
-            .withCachingDisabled()
-            .withLoggingEnabled(Map.of()),
-        PROCESSOR);
-    topology.addStateStore(
-        Stores.keyValueStoreBuilder(
-                Stores.inMemoryKeyValueStore(StoreNames.PENDING),
-                Serdes.Long(),
-                new PendingEvent.PendingEventSerde())
-            .withCachingEnabled()
-            .withLoggingEnabled(PENDING_CHANGELOG),
-        PROCESSOR);
-    // Held events are decided ones waiting for their reorder window (D46), changelogged so that
-    // they are exactly-once. Without their bodies, which stay in the input (D49), they are small
-    // and short-lived: in memory, as the task keeps them in memory anyway.
-    topology.addStateStore(
-        Stores.keyValueStoreBuilder(
-                Stores.inMemoryKeyValueStore(StoreNames.HELD),
-                Serdes.Long(),
-                new PendingEvent.PendingEventSerde())
-            .withCachingDisabled()
-            .withLoggingEnabled(PENDING_CHANGELOG),
-        PROCESSOR);
+    topology.addStateStore(runStore(), PROCESSOR);
+    topology.addStateStore(pendingStore(), PROCESSOR);
+    topology.addStateStore(heldStore(), PROCESSOR);
     addSink(topology, EVENTS_SINK, topics.events());
     addSink(topology, STALE_SINK, topics.stale());
     addSink(topology, RUNS_SINK, topics.runs());
     addSink(topology, DLQ_SINK, topics.dlq());
     return topology;
+  }
+
+  /**
+   * The run store, uncached. Its working set (every active run) would fill the thread's cache, and
+   * the cache evicts from the store being written, so each parked event's body went to the pending
+   * changelog before it was decided. The pending store alone keeps the cache, where a put and a
+   * delete between two commits leave one tombstone (D20).
+   *
+   * <p>It holds the run state's JSON bytes, not the object: the processor encodes each new state
+   * once for the store, its changelog and sume.runs, and /runs/{id} answers with the stored bytes.
+   */
+  private static StoreBuilder<KeyValueStore<String, byte[]>> runStore() {
+    return Stores.keyValueStoreBuilder(
+            Stores.persistentKeyValueStore(StoreNames.RUNS), Serdes.String(), Serdes.ByteArray())
+        .withCachingDisabled()
+        .withLoggingEnabled(Map.of());
+  }
+
+  /** Parked events, cached (see {@link #runStore()}), with a short-lived changelog (§6.1). */
+  private static StoreBuilder<KeyValueStore<Long, PendingEvent>> pendingStore() {
+    return Stores.keyValueStoreBuilder(
+            Stores.inMemoryKeyValueStore(StoreNames.PENDING),
+            Serdes.Long(),
+            new PendingEvent.PendingEventSerde())
+        .withCachingEnabled()
+        .withLoggingEnabled(PENDING_CHANGELOG);
+  }
+
+  /**
+   * Held events are decided ones waiting for their reorder window (D46), changelogged so that they
+   * are exactly-once. Without their bodies, which stay in the input (D49), they are small and
+   * short-lived: in memory, as the task keeps them in memory anyway.
+   */
+  private static StoreBuilder<KeyValueStore<Long, PendingEvent>> heldStore() {
+    return Stores.keyValueStoreBuilder(
+            Stores.inMemoryKeyValueStore(StoreNames.HELD),
+            Serdes.Long(),
+            new PendingEvent.PendingEventSerde())
+        .withCachingDisabled()
+        .withLoggingEnabled(PENDING_CHANGELOG);
   }
 
   private static void addSink(Topology topology, String name, String topic) {

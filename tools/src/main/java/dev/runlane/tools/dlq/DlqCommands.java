@@ -1,8 +1,5 @@
 package dev.runlane.tools.dlq;
 
-import dev.runlane.common.envelope.Envelope;
-import dev.runlane.common.envelope.EnvelopeException;
-import dev.runlane.common.envelope.EnvelopeParser;
 import dev.runlane.common.generation.Generation;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.tools.Refused;
@@ -12,22 +9,11 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * {@code dlq list | show | redrive}. A re-drive writes the chosen records back into the input the
@@ -116,36 +102,10 @@ public final class DlqCommands {
       throw new Refused("--rate must be at least 1 per second");
     }
     Steps steps = new Steps(out);
-    Generation latest = pipeline.latest();
-    if (latest.state() != Generation.State.ACTIVE) {
-      // A grow moves the input, and nothing would read what went to the old one after its copy.
-      throw new Refused(
-          latest.describe() + " is being prepared: re-drive once it is active (`runlane status`)");
-    }
-    String input = latest.ingressInput();
+    String input = activeInput();
     steps.step("choose records of " + dlq() + (reason != null ? " with reason " + reason : ""));
-    List<ConsumerRecord<byte[], byte[]>> chosen = new ArrayList<>();
-    if (only.isEmpty()) {
-      DeadLetters.each(
-          pipeline.clientSettings(),
-          dlq(),
-          r -> {
-            if (reason.equals(RecordHeaders.get(r.headers(), RecordHeaders.DLQ_REASON))) {
-              chosen.add(r);
-            }
-          });
-    } else {
-      for (String c : only) {
-        DeadLetters.Coordinates at = DeadLetters.Coordinates.parse(c);
-        ConsumerRecord<byte[], byte[]> r =
-            DeadLetters.at(pipeline.clientSettings(), at.topic(), at.partition(), at.offset())
-                .orElseThrow(() -> new Refused("no record at " + at));
-        if (reason == null
-            || reason.equals(RecordHeaders.get(r.headers(), RecordHeaders.DLQ_REASON))) {
-          chosen.add(r);
-        }
-      }
-    }
+    List<ConsumerRecord<byte[], byte[]>> chosen =
+        only.isEmpty() ? withReason(reason) : at(only, reason);
     steps.done(chosen.size() + " records");
     steps.step(
         (dryRun ? "check (dry run) " : "re-drive ")
@@ -154,64 +114,9 @@ public final class DlqCommands {
             + " at most "
             + ratePerSecond
             + "/s");
-    EnvelopeParser parser = EnvelopeParser.withDefaults();
-    Map<String, Object> p = new HashMap<>(pipeline.clientSettings());
-    p.put(ProducerConfig.ACKS_CONFIG, "all");
-    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    long written = 0;
-    Map<String, Integer> skipped = new TreeMap<>();
-    long every = TimeUnit.SECONDS.toNanos(1) / ratePerSecond;
-    long next = System.nanoTime();
-    try (KafkaProducer<byte[], byte[]> producer =
-        new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
-      for (ConsumerRecord<byte[], byte[]> r : chosen) {
-        String from = r.topic() + "/" + r.partition() + "/" + r.offset();
-        byte[] body = r.value();
-        if (body == null) {
-          String source = RecordHeaders.get(r.headers(), RecordHeaders.DLQ_SOURCE);
-          body = source == null ? null : fetch(DeadLetters.Coordinates.parse(source));
-          if (body == null) {
-            skipped.merge(
-                "body gone (no " + RecordHeaders.DLQ_SOURCE + " or deleted)", 1, Integer::sum);
-            continue;
-          }
-        }
-        Envelope envelope;
-        try {
-          envelope = parser.parse(body);
-        } catch (EnvelopeException e) {
-          skipped.merge("still not decodable: " + e.code(), 1, Integer::sum);
-          continue;
-        }
-        if (dryRun) {
-          written++;
-          continue;
-        }
-        ProducerRecord<byte[], byte[]> record =
-            new ProducerRecord<>(
-                input,
-                null,
-                System.currentTimeMillis(),
-                envelope.runId().getBytes(StandardCharsets.UTF_8),
-                body,
-                provenance(r.headers(), envelope, from));
-        if (written % 100 == 99 && !pipeline.latest().ingressInput().equals(input)) {
-          throw new Refused(
-              "the pipeline moved to another input after "
-                  + written
-                  + " records; re-run the same command: the re-driven ones are duplicates there");
-        }
-        LockSupport.parkNanos(next - System.nanoTime());
-        next = Math.max(next, System.nanoTime()) + every;
-        producer.send(record).get(30, TimeUnit.SECONDS);
-        written++;
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new KafkaException("interrupted", e);
-    } catch (ExecutionException | TimeoutException e) {
-      throw new KafkaException("re-drive stopped after " + written + " records", e);
-    }
+    Redrive redrive = new Redrive(pipeline, input, ratePerSecond, dryRun);
+    long written = redrive.write(chosen);
+    Map<String, Integer> skipped = redrive.skipped();
     steps.done(
         written
             + (dryRun ? " would be re-driven" : " re-driven")
@@ -220,26 +125,45 @@ public final class DlqCommands {
     return written;
   }
 
-  private byte[] fetch(DeadLetters.Coordinates at) {
-    return DeadLetters.at(pipeline.clientSettings(), at.topic(), at.partition(), at.offset())
-        .map(ConsumerRecord::value)
-        .orElse(null);
+  /** The input the ingress writes now, if its generation is active. */
+  private String activeInput() {
+    Generation latest = pipeline.latest();
+    if (latest.state() != Generation.State.ACTIVE) {
+      // A grow moves the input, and nothing would read what went to the old one after its copy.
+      throw new Refused(
+          latest.describe() + " is being prepared: re-drive once it is active (`runlane status`)");
+    }
+    return latest.ingressInput();
   }
 
-  /** The original headers less the DLQ's own, plus where the record comes from. */
-  private static Headers provenance(Headers original, Envelope envelope, String from) {
-    // Named in full: Kafka's RecordHeaders, where ours (the header names) is imported.
-    Headers h = new org.apache.kafka.common.header.internals.RecordHeaders(original.toArray());
-    h.remove(RecordHeaders.DLQ_REASON);
-    h.remove(RecordHeaders.DLQ_DETAIL);
-    h.remove(RecordHeaders.DLQ_SOURCE);
-    RecordHeaders.put(h, RecordHeaders.REQUEST_ID, envelope.requestId());
-    RecordHeaders.put(h, RecordHeaders.CREATED_AT, envelope.createdAt().toString());
-    if (RecordHeaders.get(h, RecordHeaders.RECEIVED_AT) == null) {
-      RecordHeaders.put(h, RecordHeaders.RECEIVED_AT, Long.toString(System.currentTimeMillis()));
+  /** Every DLQ record with {@code reason}. */
+  private List<ConsumerRecord<byte[], byte[]>> withReason(String reason) {
+    List<ConsumerRecord<byte[], byte[]>> chosen = new ArrayList<>();
+    DeadLetters.each(
+        pipeline.clientSettings(),
+        dlq(),
+        r -> {
+          if (reason.equals(RecordHeaders.get(r.headers(), RecordHeaders.DLQ_REASON))) {
+            chosen.add(r);
+          }
+        });
+    return chosen;
+  }
+
+  /** The records at {@code coordinates}, those with {@code reason} unless it is null. */
+  private List<ConsumerRecord<byte[], byte[]>> at(List<String> coordinates, String reason) {
+    List<ConsumerRecord<byte[], byte[]>> chosen = new ArrayList<>();
+    for (String c : coordinates) {
+      DeadLetters.Coordinates at = DeadLetters.Coordinates.parse(c);
+      ConsumerRecord<byte[], byte[]> r =
+          DeadLetters.at(pipeline.clientSettings(), at.topic(), at.partition(), at.offset())
+              .orElseThrow(() -> new Refused("no record at " + at));
+      if (reason == null
+          || reason.equals(RecordHeaders.get(r.headers(), RecordHeaders.DLQ_REASON))) {
+        chosen.add(r);
+      }
     }
-    RecordHeaders.put(h, RecordHeaders.REDRIVEN_FROM, from);
-    return h;
+    return chosen;
   }
 
   private static String utf8(byte[] b) {

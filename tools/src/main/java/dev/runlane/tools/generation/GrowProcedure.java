@@ -4,7 +4,6 @@ import dev.runlane.common.generation.Generation;
 import dev.runlane.common.generation.Generation.Kind;
 import dev.runlane.common.generation.Generation.State;
 import dev.runlane.common.generation.StateTopics;
-import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.tools.Refused;
 import dev.runlane.tools.Steps;
 import dev.runlane.tools.TimedOut;
@@ -15,7 +14,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -76,7 +74,7 @@ public final class GrowProcedure {
     if (start.grown()) {
       return new Result(start.latest(), 0, Duration.ZERO);
     }
-    Plan plan = checkPossible(start, o);
+    GrowPlan plan = new GrowCheck(pipeline, steps).plan(start.base(), start.resumed(), o.to());
     if (o.dryRun()) {
       steps.summary("dry run: nothing changed");
       return new Result(plan.base(), 0, Duration.ZERO);
@@ -118,29 +116,6 @@ public final class GrowProcedure {
    */
   private record Start(Generation latest, Generation base, Generation resumed, boolean grown) {}
 
-  /**
-   * What a grow does, once checked.
-   *
-   * @param current the old input's partition count
-   * @param built the partition count the base generation's state was built for
-   * @param repair partitions were added by hand: copy what the base never decided, no drain
-   * @param number the new generation's number
-   * @param input the new input topic
-   * @param applicationId the new generation's application id
-   * @param reuse the new input exists already, empty, left by an earlier run
-   * @param seedFrom the base's run-store changelog, the new run store's seed
-   */
-  private record Plan(
-      Generation base,
-      int current,
-      int built,
-      boolean repair,
-      int number,
-      String input,
-      String applicationId,
-      boolean reuse,
-      String seedFrom) {}
-
   /** Reads the pipeline's generation from the control topic. */
   private Start readGeneration(Options o) {
     steps.step("read the pipeline's generation from " + pipeline.config().controlTopic());
@@ -177,106 +152,8 @@ public final class GrowProcedure {
     return new Start(latest, latest, null, false);
   }
 
-  /** Checks that the grow is possible, and prints its plan. */
-  private Plan checkPossible(Start start, Options o) {
-    Generation base = start.base();
-    Generation resumed = start.resumed();
-    steps.step("check that growing " + base.input() + " to " + o.to() + " partitions is possible");
-    int current =
-        cluster
-            .partitions(base.input())
-            .orElseThrow(() -> new Refused("the input topic " + base.input() + " does not exist"));
-    int built = builtFor(base, current);
-    // Partitions added by hand: the generation stopped (D36). The grow then takes over what it
-    // never decided by copying it, instead of waiting for it to drain.
-    boolean repair = built != current;
-    if (repair && o.to() < current) {
-      throw new Refused(
-          base.input()
-              + " has "
-              + current
-              + " partitions (added by hand; generation "
-              + base.number()
-              + " was built for "
-              + built
-              + "): --to must be at least "
-              + current);
-    }
-    if (!repair && o.to() <= current) {
-      throw new Refused(
-          "a grow must add partitions: "
-              + base.input()
-              + " has "
-              + current
-              + ", --to "
-              + o.to()
-              + " (partitions can never be removed)");
-    }
-    if (repair && base.replay() != null && !rederived(base)) {
-      // Its changelog would miss what it had not re-derived, and the events it had not reached
-      // were emitted before: seeding from it and copying them would apply them again.
-      throw new Refused(
-          "generation "
-              + base.number()
-              + " stopped before it had re-derived its input, and partitions were added by hand"
-              + " since: it cannot be taken over. Remove nothing; ask for help with its control"
-              + " record (`runlane status`)");
-    }
-    if (o.to() > TopicSettings.MAX_PARTITIONS) {
-      throw new Refused("--to " + o.to() + " is above " + TopicSettings.MAX_PARTITIONS);
-    }
-    int number = resumed != null ? resumed.number() : base.number() + 1;
-    String input = Generation.grownInput(pipeline.config().pipeline(), number);
-    String applicationId = Generation.applicationId(base.baseApplicationId(), number);
-    Optional<Integer> existing = cluster.partitions(input);
-    boolean reuse = false;
-    if (resumed == null && existing.isPresent()) {
-      // Left by an earlier run of this command that stopped before writing its record: reuse it
-      // if nobody wrote to it, else refuse.
-      reuse =
-          existing.get() == o.to()
-              && Cluster.total(cluster.endOffsets(input, existing.get()).values()) == 0;
-      if (!reuse) {
-        throw new Refused(
-            "topic "
-                + input
-                + " exists already, holds records or another partition count, and no control"
-                + " record names it: delete it, or use the TOPIC_CONTROL that names it");
-      }
-    }
-    if (resumed == null && !cluster.committed(applicationId, input).isEmpty()) {
-      throw new Refused("the consumer group " + applicationId + " has committed offsets already");
-    }
-    String seedFrom = StateTopics.runsChangelog(base.applicationId());
-    steps.done(
-        base.input()
-            + " has "
-            + current
-            + " partitions"
-            + (repair
-                ? "; generation " + base.number() + " was built for " + built + ": repairing"
-                : ""));
-    steps.detail(
-        "plan: create "
-            + input
-            + " ("
-            + o.to()
-            + " partitions), move the ingress to it, "
-            + (repair
-                ? "copy what generation " + base.number() + " never decided into it"
-                : "let generation " + base.number() + " drain " + base.input())
-            + ", seed generation "
-            + number
-            + " ("
-            + applicationId
-            + ") from "
-            + seedFrom
-            + ", then start it");
-    return new Plan(base, current, built, repair, number, input, applicationId, reuse, seedFrom);
-  }
-
   /** Creates the new input with the old one's topic configs (or reuse an empty one). */
-  private void createInput(Plan plan, Options o) {
+  private void createInput(GrowPlan plan, Options o) {
     Generation base = plan.base();
     steps.step("create " + plan.input() + " with " + o.to() + " partitions");
     if (!plan.reuse()) {
@@ -294,7 +171,7 @@ public final class GrowProcedure {
   }
 
   /** The PREPARING record moves every ingress to the new input. */
-  private Generation moveIngress(Plan plan, Options o) {
+  private Generation moveIngress(GrowPlan plan, Options o) {
     Generation base = plan.base();
     Generation preparing =
         new Generation(
@@ -324,7 +201,7 @@ public final class GrowProcedure {
    * Once the old input is quiet (and, unless repairing, fully decided), the SEEDING record stops
    * the base generation.
    */
-  private Generation stopBase(Plan plan, Generation preparing, Options o) {
+  private Generation stopBase(GrowPlan plan, Generation preparing, Options o) {
     Generation base = plan.base();
     steps.step("wait until " + base.input() + " receives nothing for " + Steps.format(o.quiet()));
     awaitQuiet(base.input(), plan.current(), o);
@@ -340,7 +217,7 @@ public final class GrowProcedure {
   }
 
   /** Waits until the base generation's processors are stopped. */
-  private void awaitBaseStopped(Plan plan, Options o) {
+  private void awaitBaseStopped(GrowPlan plan, Options o) {
     Generation base = plan.base();
     steps.step(
         "wait until the processors of generation "
@@ -368,7 +245,7 @@ public final class GrowProcedure {
   }
 
   /** Copies what the base generation did not decide for good into the new input. */
-  private void copyLeftovers(Plan plan) {
+  private void copyLeftovers(GrowPlan plan) {
     Generation base = plan.base();
     steps.step(
         "copy what generation " + base.number() + " did not decide for good into " + plan.input());
@@ -378,7 +255,7 @@ public final class GrowProcedure {
   }
 
   /** Seeds the new generation's run store from the base's run-store changelog. */
-  private long seedRunStore(Plan plan, Options o) {
+  private long seedRunStore(GrowPlan plan, Options o) {
     steps.step("seed generation " + plan.number() + "'s run store from " + plan.seedFrom());
     long seeds =
         cluster.partitions(plan.seedFrom()).isPresent()
@@ -389,7 +266,7 @@ public final class GrowProcedure {
   }
 
   /** The ACTIVE record starts the new generation. */
-  private Generation startGeneration(Plan plan, Generation preparing) {
+  private Generation startGeneration(GrowPlan plan, Generation preparing) {
     Generation active = preparing.withState(State.ACTIVE);
     steps.step("start generation " + plan.number());
     pipeline.write(active);
@@ -398,7 +275,7 @@ public final class GrowProcedure {
   }
 
   /** Waits until the new generation processes its input; returns the processing pause. */
-  private Duration awaitProcessing(Plan plan, Options o, long pauseBegan) {
+  private Duration awaitProcessing(GrowPlan plan, Options o, long pauseBegan) {
     steps.step("wait until generation " + plan.number() + " processes " + plan.input());
     Waits.until(
         steps,
@@ -440,17 +317,6 @@ public final class GrowProcedure {
   }
 
   /**
-   * The partition count the generation's state was built for: the one it recorded, else its
-   * run-store changelog's, else (it never ran) the input's.
-   */
-  private int builtFor(Generation base, int current) {
-    if (base.partitions() > 0) {
-      return base.partitions();
-    }
-    return cluster.partitions(StateTopics.runsChangelog(base.applicationId())).orElse(current);
-  }
-
-  /**
    * What the stopped generation did not decide for good (from each partition's committed offset,
    * and what was parked undecided below it; with a replay of its own, also what it had not
    * re-derived yet) goes into the new input, with the header that has it decided on the run store
@@ -485,13 +351,6 @@ public final class GrowProcedure {
         quietSince = System.nanoTime();
       }
     }
-  }
-
-  /** Whether a replaying generation has committed up to where the one before it stopped. */
-  private boolean rederived(Generation base) {
-    Map<Integer, Long> committed = cluster.committed(base.applicationId(), base.input());
-    return base.replay().liveFrom().entrySet().stream()
-        .allMatch(e -> committed.getOrDefault(e.getKey(), 0L) >= e.getValue());
   }
 
   private long lag(Generation base, int partitions) {
