@@ -13,10 +13,6 @@ import dev.runlane.processor.topology.ProcessorMetrics;
 import io.micrometer.core.instrument.Counter;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -137,7 +133,7 @@ class BadInputAtVolumeIT {
       assertThat(h.app.streams().state()).isEqualTo(KafkaStreams.State.RUNNING);
       assertThat(h.app.fatal()).isNull();
       assertThat(streamThreads(h)).as("no stream thread replaced").isEqualTo(threads);
-      assertThat(get(h, "/health/live")).isEqualTo(200);
+      assertThat(h.live()).isEqualTo(200);
 
       // Every bad record in the DLQ, once, with its reason and its bytes (or, over the limit, a
       // reference to where they stay).
@@ -686,15 +682,6 @@ class BadInputAtVolumeIT {
     Set<String> names = new HashSet<>();
     h.app.streams().metadataForLocalThreads().forEach(t -> names.add(t.threadName()));
     return names;
-  }
-
-  private static int get(ProcessorHarness h, String path) throws Exception {
-    return HttpClient.newHttpClient()
-        .send(
-            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + h.app.adminPort() + path))
-                .build(),
-            HttpResponse.BodyHandlers.discarding())
-        .statusCode();
   }
 
   /** The heap in use after full collections: what is live. */
