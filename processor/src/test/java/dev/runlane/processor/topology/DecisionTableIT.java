@@ -24,7 +24,6 @@ import java.util.Properties;
 import java.util.UUID;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
@@ -89,9 +88,7 @@ class DecisionTableIT {
     TopologySettings settings =
         new TopologySettings(
             TOPICS, batchSize, Duration.ofMillis(10), mode, Duration.ofSeconds(1), MAX_BODY);
-    Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, APP);
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+    Properties props = TestTopology.streamsProperties(APP);
     driver =
         new TopologyTestDriver(
             ProcessorTopology.build(
