@@ -35,6 +35,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
@@ -301,54 +302,23 @@ class BadInputAtVolumeIT {
                     nested(newId(), 998, true),
                     "too_deep")));
     // Large values are made again when written, not held.
-    repeat(
-        20,
-        () -> {
-          String id = newId();
-          bad.add(
-              new Rec(
-                  topic,
-                  "nested 100,000 deep",
-                  utf8("run-deep"),
-                  () -> nested(id, 100_000, true),
-                  "too_deep"));
-        });
-    repeat(
-        20,
-        () -> {
-          String id = newId();
-          bad.add(
-              new Rec(
-                  topic,
-                  "nested 100,000 deep, never closed",
-                  utf8("run-deep"),
-                  () -> nested(id, 100_000, false),
-                  "too_deep"));
-        });
-    repeat(
-        20,
-        () -> {
-          String id = newId();
-          bad.add(
-              new Rec(
-                  topic,
-                  "limit + 1 byte",
-                  utf8("run-big"),
-                  () -> padded(id, "run-big", LIMIT + 1),
-                  "too_large"));
-        });
-    repeat(
-        20,
-        () -> {
-          String id = newId();
-          bad.add(
-              new Rec(
-                  topic,
-                  "2 MiB",
-                  utf8("run-big"),
-                  () -> padded(id, "run-big", 2 * LIMIT),
-                  "too_large"));
-        });
+    madeAgain(
+        bad, topic, "nested 100,000 deep", "run-deep", id -> nested(id, 100_000, true), "too_deep");
+    madeAgain(
+        bad,
+        topic,
+        "nested 100,000 deep, never closed",
+        "run-deep",
+        id -> nested(id, 100_000, false),
+        "too_deep");
+    madeAgain(
+        bad,
+        topic,
+        "limit + 1 byte",
+        "run-big",
+        id -> padded(id, "run-big", LIMIT + 1),
+        "too_large");
+    madeAgain(bad, topic, "2 MiB", "run-big", id -> padded(id, "run-big", 2 * LIMIT), "too_large");
     repeat(
         5,
         () ->
@@ -473,6 +443,25 @@ class BadInputAtVolumeIT {
     r.requestId = requestId;
     r.runId = runId;
     return r;
+  }
+
+  /**
+   * Adds 20 records of {@code variant}, each with an id of its own, whose values are made again
+   * from it whenever they are written rather than held.
+   */
+  private static void madeAgain(
+      List<Rec> bad,
+      String topic,
+      String variant,
+      String key,
+      Function<String, byte[]> value,
+      String reason) {
+    repeat(
+        20,
+        () -> {
+          String id = newId();
+          bad.add(new Rec(topic, variant, utf8(key), () -> value.apply(id), reason));
+        });
   }
 
   private static void repeat(int n, Runnable r) {
