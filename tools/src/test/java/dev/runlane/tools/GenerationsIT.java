@@ -38,7 +38,6 @@ class GenerationsIT {
   void rebuildRederivesEveryRunAndEmitsNothingAgain(Infra infra) throws Exception {
     try (Deployment d = new Deployment(infra, "rebuild", 6, 2).startIngress().startProcessors();
         SumeSimulator simulator = d.simulatorPast(20261201L, RATE, EVENTS, 800)) {
-
       Deployment.ToolRun run = d.tool("replay", "rebuild", "--timeout-seconds", "120");
 
       assertThat(run.code()).as(run.err()).isZero();
@@ -63,7 +62,6 @@ class GenerationsIT {
                 .startIngress()
                 .startProcessors();
         SumeSimulator simulator = d.simulatorPast(20261204L, RATE, EVENTS, 800)) {
-
       Deployment.ToolRun run = d.tool("replay", "rebuild", "--timeout-seconds", "120");
 
       assertThat(run.code()).as(run.err()).isZero();

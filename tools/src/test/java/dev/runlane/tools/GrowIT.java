@@ -36,7 +36,6 @@ class GrowIT {
   void growTo24WhileSumeKeepsDeliveringKeepsEveryGuarantee(Infra infra) throws Exception {
     try (Deployment d = new Deployment(infra, "grow", 12, 2).startIngress().startProcessors();
         SumeSimulator simulator = d.simulatorPast(20261203L, RATE, EVENTS, 600)) {
-
       Deployment.ToolRun run =
           d.tool(
               "partitions",
@@ -79,7 +78,6 @@ class GrowIT {
   void partitionsAddedByHandStopTheProcessorsAndAGrowRepairsIt(Infra infra) throws Exception {
     try (Deployment d = new Deployment(infra, "repair", 6, 2).startIngress().startProcessors();
         SumeSimulator simulator = d.simulatorPast(20261204L, RATE, EVENTS, 500)) {
-
       try (Admin admin =
           Admin.create(
               Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, infra.bootstrapServers()))) {

@@ -35,7 +35,6 @@ class ReplayEdgesIT {
       throws Exception {
     try (Deployment d = new Deployment(infra, "rebuild2", 6, 2).startIngress().startProcessors();
         SumeSimulator simulator = d.simulatorPast(20261205L, RATE, EVENTS, 800)) {
-
       Deployment.ToolRun first = d.tool("replay", "rebuild", "--no-wait");
       assertThat(first.code()).as(first.err()).isZero();
       deleteMarkers(infra, d); // Redis loses every key, as after a restart without persistence
