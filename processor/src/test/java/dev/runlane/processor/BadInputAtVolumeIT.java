@@ -13,10 +13,6 @@ import dev.runlane.processor.topology.ProcessorMetrics;
 import io.micrometer.core.instrument.Counter;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -39,6 +35,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
@@ -137,7 +134,7 @@ class BadInputAtVolumeIT {
       assertThat(h.app.streams().state()).isEqualTo(KafkaStreams.State.RUNNING);
       assertThat(h.app.fatal()).isNull();
       assertThat(streamThreads(h)).as("no stream thread replaced").isEqualTo(threads);
-      assertThat(get(h, "/health/live")).isEqualTo(200);
+      assertThat(h.live()).isEqualTo(200);
 
       // Every bad record in the DLQ, once, with its reason and its bytes (or, over the limit, a
       // reference to where they stay).
@@ -305,54 +302,23 @@ class BadInputAtVolumeIT {
                     nested(newId(), 998, true),
                     "too_deep")));
     // Large values are made again when written, not held.
-    repeat(
-        20,
-        () -> {
-          String id = newId();
-          bad.add(
-              new Rec(
-                  topic,
-                  "nested 100,000 deep",
-                  utf8("run-deep"),
-                  () -> nested(id, 100_000, true),
-                  "too_deep"));
-        });
-    repeat(
-        20,
-        () -> {
-          String id = newId();
-          bad.add(
-              new Rec(
-                  topic,
-                  "nested 100,000 deep, never closed",
-                  utf8("run-deep"),
-                  () -> nested(id, 100_000, false),
-                  "too_deep"));
-        });
-    repeat(
-        20,
-        () -> {
-          String id = newId();
-          bad.add(
-              new Rec(
-                  topic,
-                  "limit + 1 byte",
-                  utf8("run-big"),
-                  () -> padded(id, "run-big", LIMIT + 1),
-                  "too_large"));
-        });
-    repeat(
-        20,
-        () -> {
-          String id = newId();
-          bad.add(
-              new Rec(
-                  topic,
-                  "2 MiB",
-                  utf8("run-big"),
-                  () -> padded(id, "run-big", 2 * LIMIT),
-                  "too_large"));
-        });
+    madeAgain(
+        bad, topic, "nested 100,000 deep", "run-deep", id -> nested(id, 100_000, true), "too_deep");
+    madeAgain(
+        bad,
+        topic,
+        "nested 100,000 deep, never closed",
+        "run-deep",
+        id -> nested(id, 100_000, false),
+        "too_deep");
+    madeAgain(
+        bad,
+        topic,
+        "limit + 1 byte",
+        "run-big",
+        id -> padded(id, "run-big", LIMIT + 1),
+        "too_large");
+    madeAgain(bad, topic, "2 MiB", "run-big", id -> padded(id, "run-big", 2 * LIMIT), "too_large");
     repeat(
         5,
         () ->
@@ -477,6 +443,25 @@ class BadInputAtVolumeIT {
     r.requestId = requestId;
     r.runId = runId;
     return r;
+  }
+
+  /**
+   * Adds 20 records of {@code variant}, each with an id of its own, whose values are made again
+   * from it whenever they are written rather than held.
+   */
+  private static void madeAgain(
+      List<Rec> bad,
+      String topic,
+      String variant,
+      String key,
+      Function<String, byte[]> value,
+      String reason) {
+    repeat(
+        20,
+        () -> {
+          String id = newId();
+          bad.add(new Rec(topic, variant, utf8(key), () -> value.apply(id), reason));
+        });
   }
 
   private static void repeat(int n, Runnable r) {
@@ -686,15 +671,6 @@ class BadInputAtVolumeIT {
     Set<String> names = new HashSet<>();
     h.app.streams().metadataForLocalThreads().forEach(t -> names.add(t.threadName()));
     return names;
-  }
-
-  private static int get(ProcessorHarness h, String path) throws Exception {
-    return HttpClient.newHttpClient()
-        .send(
-            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + h.app.adminPort() + path))
-                .build(),
-            HttpResponse.BodyHandlers.discarding())
-        .statusCode();
   }
 
   /** The heap in use after full collections: what is live. */

@@ -7,10 +7,6 @@ import static org.awaitility.Awaitility.await;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
 import dev.runlane.processor.generation.InputChangedException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -25,34 +21,24 @@ import org.junit.jupiter.api.Test;
  */
 @RealInfra
 class InputChangedIT {
-  private static final HttpClient HTTP = HttpClient.newHttpClient();
-
   @Test
   void aRunningProcessorStopsAndFailsLivenessWhenItsInputGrows(Infra infra) throws Exception {
-    String name = infra.uniqueName("grown");
-    try (ProcessorHarness p =
-        new ProcessorHarness(infra.bootstrapServers(), infra.redisUri(), name, 16).start()) {
-      p.send("run-1", "req-1", Instant.parse("2026-12-01T10:00:00Z"));
-      await().atMost(Duration.ofSeconds(30)).until(() -> p.count("applied", "store") == 1);
-      assertThat(live(p)).isEqualTo(200);
+    try (ProcessorHarness p = appliedOne(infra, "grown")) {
+      assertThat(p.live()).isEqualTo(200);
 
       grow(infra, p.topics.webhooks(), 6);
 
       await().atMost(Duration.ofSeconds(30)).until(() -> p.app.fatal() != null);
       assertThat(p.app.fatal())
           .contains(p.topics.webhooks(), "6 partitions", "3", "runlane partitions grow");
-      await().atMost(Duration.ofSeconds(30)).until(() -> live(p) == 503);
+      await().atMost(Duration.ofSeconds(30)).until(() -> p.live() == 503);
       assertThat(p.app.streams()).as("Streams closed, not looping").isNull();
     }
   }
 
   @Test
   void aProcessorStartedOnAGrownInputRefusesToStart(Infra infra) throws Exception {
-    String name = infra.uniqueName("grown-start");
-    try (ProcessorHarness p =
-        new ProcessorHarness(infra.bootstrapServers(), infra.redisUri(), name, 16).start()) {
-      p.send("run-1", "req-1", Instant.parse("2026-12-01T10:00:00Z"));
-      await().atMost(Duration.ofSeconds(30)).until(() -> p.count("applied", "store") == 1);
+    try (ProcessorHarness p = appliedOne(infra, "grown-start")) {
       p.stop();
 
       grow(infra, p.topics.webhooks(), 6);
@@ -73,13 +59,11 @@ class InputChangedIT {
     }
   }
 
-  private static int live(ProcessorHarness p) throws Exception {
-    HttpResponse<Void> r =
-        HTTP.send(
-            HttpRequest.newBuilder(
-                    URI.create("http://127.0.0.1:" + p.app.adminPort() + "/health/live"))
-                .build(),
-            HttpResponse.BodyHandlers.discarding());
-    return r.statusCode();
+  /** A started processor that has applied one event. */
+  private static ProcessorHarness appliedOne(Infra infra, String label) {
+    ProcessorHarness p = ProcessorHarness.unique(infra, label).start();
+    p.send("run-1", "req-1", Instant.parse("2026-12-01T10:00:00Z"));
+    await().atMost(Duration.ofSeconds(30)).until(() -> p.count("applied", "store") == 1);
+    return p;
   }
 }

@@ -5,10 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -28,8 +24,6 @@ import org.junit.jupiter.api.Test;
  */
 @RealInfra
 class LivenessIT {
-  private static final HttpClient HTTP = HttpClient.newHttpClient();
-
   @Test
   void threadsDyingInALoopTurnLivenessDown(Infra infra) throws Exception {
     String name = infra.uniqueName("liveness");
@@ -46,9 +40,8 @@ class LivenessIT {
           .all()
           .get(30, TimeUnit.SECONDS);
     }
-    try (ProcessorHarness p =
-        new ProcessorHarness(infra.bootstrapServers(), infra.redisUri(), name, 16).start()) {
-      assertThat(live(p)).isEqualTo(200);
+    try (ProcessorHarness p = new ProcessorHarness(infra, name).start()) {
+      assertThat(p.live()).isEqualTo(200);
       byte[] noise = new byte[6144];
       new java.util.Random(7).nextBytes(noise); // incompressible: lz4 cannot shrink it below
       p.sendAsync(
@@ -67,16 +60,7 @@ class LivenessIT {
       await()
           .dontCatchUncaughtExceptions()
           .atMost(Duration.ofSeconds(30))
-          .until(() -> live(p) == 503);
+          .until(() -> p.live() == 503);
     }
-  }
-
-  private static int live(ProcessorHarness p) throws Exception {
-    return HTTP.send(
-            HttpRequest.newBuilder(
-                    URI.create("http://127.0.0.1:" + p.app.adminPort() + "/health/live"))
-                .build(),
-            HttpResponse.BodyHandlers.discarding())
-        .statusCode();
   }
 }

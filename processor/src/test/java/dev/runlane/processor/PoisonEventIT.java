@@ -42,9 +42,7 @@ class PoisonEventIT {
             }
           }
         };
-    try (ProcessorHarness h =
-            new ProcessorHarness(
-                infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("poison"), 16);
+    try (ProcessorHarness h = ProcessorHarness.unique(infra, "poison");
         ProcessorHarness.Reader events = h.new Reader(h.topics.events());
         ProcessorHarness.Reader dlq = h.new Reader(h.topics.dlq())) {
       h.start(poison);

@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.metrics.Metrics;
+import dev.runlane.embedded.EmbeddedRedis;
+import dev.runlane.embedded.Infra;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.RedisDedup;
 import dev.runlane.processor.topology.FaultHook;
@@ -12,6 +14,9 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,6 +44,8 @@ import org.apache.kafka.streams.KafkaStreams;
  * id, Redis key namespace and state dir; restartable, so tests can stop it mid-stream.
  */
 final class ProcessorHarness implements AutoCloseable {
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+
   final String bootstrap;
   final URI redisUri;
   final TopicNames topics;
@@ -71,6 +78,23 @@ final class ProcessorHarness implements AutoCloseable {
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
     this.producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
+  }
+
+  /** A harness on the test's broker and shared Redis, named {@code name}, in batches of 16. */
+  ProcessorHarness(Infra infra, String name) {
+    this(infra.bootstrapServers(), infra.redisUri(), name, 16);
+  }
+
+  /**
+   * A harness as {@link #ProcessorHarness(Infra, String)} under a unique name from {@code label}.
+   */
+  static ProcessorHarness unique(Infra infra, String label) {
+    return new ProcessorHarness(infra, infra.uniqueName(label));
+  }
+
+  /** A harness as {@link #unique(Infra, String)} on a Redis of the test's own. */
+  static ProcessorHarness unique(Infra infra, EmbeddedRedis redis, String label) {
+    return new ProcessorHarness(infra.bootstrapServers(), redis.uri(), infra.uniqueName(label), 16);
   }
 
   /** Sets one more processor variable for the next {@link #start}. */
@@ -162,6 +186,18 @@ final class ProcessorHarness implements AutoCloseable {
 
   void flush() {
     producer.flush();
+  }
+
+  /** A GET on the running processor's admin port. */
+  HttpResponse<byte[]> get(String path) throws Exception {
+    return HTTP.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + app.adminPort() + path)).build(),
+        HttpResponse.BodyHandlers.ofByteArray());
+  }
+
+  /** The liveness probe's status code. */
+  int live() throws Exception {
+    return get("/health/live").statusCode();
   }
 
   /** A header of an output record, as text. */

@@ -9,9 +9,6 @@ import dev.runlane.embedded.RealInfra;
 import dev.runlane.processor.runs.RunState;
 import dev.runlane.processor.runs.RunStateJson;
 import dev.runlane.processor.topology.StoreNames;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
@@ -44,10 +41,7 @@ class ProcessorIT {
   @Test
   void seedsExerciseAppliesOnceAcrossConcurrencyAndARedisRestart(Infra infra) throws Exception {
     try (EmbeddedRedis redis = EmbeddedRedis.startOwned();
-        ProcessorHarness h =
-            new ProcessorHarness(
-                    infra.bootstrapServers(), redis.uri(), infra.uniqueName("seed"), 16)
-                .start();
+        ProcessorHarness h = ProcessorHarness.unique(infra, redis, "seed").start();
         ProcessorHarness.Reader events = h.new Reader(h.topics.events());
         ProcessorHarness.Reader runs = h.new Reader(h.topics.runs())) {
       ExecutorService pool = Executors.newFixedThreadPool(5);
@@ -96,10 +90,7 @@ class ProcessorIT {
 
   @Test
   void olderEventsArrivingLateAreStaleAndResendingChangesNothing(Infra infra) throws Exception {
-    try (ProcessorHarness h =
-            new ProcessorHarness(
-                    infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("order"), 16)
-                .start();
+    try (ProcessorHarness h = ProcessorHarness.unique(infra, "order").start();
         ProcessorHarness.Reader events = h.new Reader(h.topics.events());
         ProcessorHarness.Reader stale = h.new Reader(h.topics.stale())) {
       Instant t1 = T0.plusSeconds(1);
@@ -143,9 +134,7 @@ class ProcessorIT {
       boolean transactionalStores, Infra infra) throws Exception {
     AtomicInteger crashes = new AtomicInteger();
     AtomicLong crashedAt = new AtomicLong();
-    try (ProcessorHarness h =
-            new ProcessorHarness(
-                infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("crash"), 16);
+    try (ProcessorHarness h = ProcessorHarness.unique(infra, "crash");
         ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
       h.with("PROCESSOR_TRANSACTIONAL_STATE_STORES", Boolean.toString(transactionalStores));
       // The done marker is written at most a drain (20 ms) after the decision (D22, D45): with a
@@ -190,9 +179,7 @@ class ProcessorIT {
   void aKafkaTimeoutInADrainRebuildsTheTaskWithoutLosingOrDoublingTheEvent(Infra infra)
       throws Exception {
     AtomicInteger timeouts = new AtomicInteger();
-    try (ProcessorHarness h =
-            new ProcessorHarness(
-                infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("revive"), 16);
+    try (ProcessorHarness h = ProcessorHarness.unique(infra, "revive");
         ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
       h.with("PROCESSOR_COMMIT_INTERVAL_MS", "5000"); // the timeout comes before the commit
       // One task, so the task that throws is the one that applied the event. With more, another
@@ -232,9 +219,7 @@ class ProcessorIT {
    */
   @Test
   void aRestartWithTheSameGroupInstanceIdDoesNotWaitOutTheSession(Infra infra) throws Exception {
-    try (ProcessorHarness h =
-            new ProcessorHarness(
-                infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("static"), 16);
+    try (ProcessorHarness h = ProcessorHarness.unique(infra, "static");
         ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
       h.with("PROCESSOR_GROUP_INSTANCE_ID", "processor-0")
           .with("PROCESSOR_SESSION_TIMEOUT_MS", "120000");
@@ -419,10 +404,7 @@ class ProcessorIT {
   @Test
   void redisStoppedMidStreamKeepsProcessingWithoutDoubleApplies(Infra infra) throws Exception {
     try (EmbeddedRedis redis = EmbeddedRedis.startOwned();
-        ProcessorHarness h =
-            new ProcessorHarness(
-                    infra.bootstrapServers(), redis.uri(), infra.uniqueName("noredis"), 16)
-                .start();
+        ProcessorHarness h = ProcessorHarness.unique(infra, redis, "noredis").start();
         ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
       for (int i = 0; i < 50; i++) {
         h.send("run-" + (i % 10), "req-" + i, T0.plusSeconds(i));
@@ -511,8 +493,6 @@ class ProcessorIT {
     return last;
   }
 
-  private static final HttpClient HTTP = HttpClient.newHttpClient();
-
   /**
    * The run's state from the query API, once the store answers (503 while it restores) and its
    * state is committed (404 until then: the API reads committed state, D44).
@@ -521,22 +501,16 @@ class ProcessorIT {
     HttpResponse<byte[]> response =
         await()
             .atMost(Duration.ofSeconds(30))
-            .until(() -> get(h, "/runs/" + runId), r -> r.statusCode() == 200);
+            .until(() -> h.get("/runs/" + runId), r -> r.statusCode() == 200);
     assertThat(response.statusCode()).isEqualTo(200);
     return RunStateJson.fromJson(response.body());
   }
 
   private static int queryStatus(ProcessorHarness h, String runId) throws Exception {
-    return get(h, "/runs/" + runId).statusCode();
+    return h.get("/runs/" + runId).statusCode();
   }
 
   private static String scrape(ProcessorHarness h) throws Exception {
-    return new String(get(h, "/metrics").body(), java.nio.charset.StandardCharsets.UTF_8);
-  }
-
-  private static HttpResponse<byte[]> get(ProcessorHarness h, String path) throws Exception {
-    return HTTP.send(
-        HttpRequest.newBuilder(URI.create("http://localhost:" + h.app.adminPort() + path)).build(),
-        HttpResponse.BodyHandlers.ofByteArray());
+    return new String(h.get("/metrics").body(), java.nio.charset.StandardCharsets.UTF_8);
   }
 }

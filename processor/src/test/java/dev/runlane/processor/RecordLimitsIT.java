@@ -30,16 +30,10 @@ class RecordLimitsIT {
   @Test
   void oversizedHeadersAndNonUtf8KeysAreDeadLetteredAndProcessingGoesOn(Infra infra)
       throws Exception {
-    try (ProcessorHarness h =
-            new ProcessorHarness(
-                infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("limits"), 16);
+    try (KafkaProducer<byte[], byte[]> raw = rawProducer(infra);
+        ProcessorHarness h = ProcessorHarness.unique(infra, "limits");
         ProcessorHarness.Reader events = h.new Reader(h.topics.events());
-        ProcessorHarness.Reader dlq = h.new Reader(h.topics.dlq());
-        KafkaProducer<byte[], byte[]> raw =
-            new KafkaProducer<>(
-                Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, infra.bootstrapServers()),
-                new ByteArraySerializer(),
-                new ByteArraySerializer())) {
+        ProcessorHarness.Reader dlq = h.new Reader(h.topics.dlq())) {
       h.start();
       byte[] body = ProcessorHarness.event("run-h", "fat-headers", T0, "run.updated");
       ProducerRecord<byte[], byte[]> fat =
@@ -81,5 +75,13 @@ class RecordLimitsIT {
       assertThat(h.app.streams().state()).isEqualTo(KafkaStreams.State.RUNNING);
       assertThat(h.app.fatal()).isNull();
     }
+  }
+
+  /** A producer that writes keys and headers as given, as only a direct producer can. */
+  private static KafkaProducer<byte[], byte[]> rawProducer(Infra infra) {
+    return new KafkaProducer<>(
+        Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, infra.bootstrapServers()),
+        new ByteArraySerializer(),
+        new ByteArraySerializer());
   }
 }

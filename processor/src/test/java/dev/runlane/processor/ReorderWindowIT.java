@@ -24,9 +24,7 @@ class ReorderWindowIT {
   @Test
   void eventsWithinTheWindowAreAppliedInOrderAndALaterOlderOneIsStale(Infra infra)
       throws Exception {
-    try (ProcessorHarness h =
-            new ProcessorHarness(
-                infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("reorder"), 16);
+    try (ProcessorHarness h = ProcessorHarness.unique(infra, "reorder");
         ProcessorHarness.Reader events = h.new Reader(h.topics.events());
         ProcessorHarness.Reader stale = h.new Reader(h.topics.stale())) {
       h.with("PROCESSOR_REORDER_WINDOW", "2s").start();
@@ -61,9 +59,7 @@ class ReorderWindowIT {
 
   @Test
   void aCapOnHeldEventsReleasesTheEarliestEarly(Infra infra) throws Exception {
-    try (ProcessorHarness h =
-            new ProcessorHarness(
-                infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("reorder-cap"), 16);
+    try (ProcessorHarness h = ProcessorHarness.unique(infra, "reorder-cap");
         ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
       h.with("PROCESSOR_REORDER_WINDOW", "5s")
           .with("PROCESSOR_REORDER_MAX_HELD", "2")

@@ -8,9 +8,6 @@ import dev.runlane.embedded.RealInfra;
 import dev.runlane.processor.runs.RunState;
 import dev.runlane.processor.runs.RunStateJson;
 import dev.runlane.processor.topology.StoreNames;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
@@ -22,15 +19,11 @@ import org.junit.jupiter.api.Test;
 /** {@code GET /runs/{id}} answers from any instance: the one hosting the run, or by relay. */
 @RealInfra
 class RunQueryIT {
-  private static final HttpClient HTTP = HttpClient.newHttpClient();
-
   @Test
   void anInstanceRelaysQueriesForRunsItDoesNotHost(Infra infra) throws Exception {
     String name = infra.uniqueName("query");
-    try (ProcessorHarness a =
-            new ProcessorHarness(infra.bootstrapServers(), infra.redisUri(), name, 16).start();
-        ProcessorHarness b =
-            new ProcessorHarness(infra.bootstrapServers(), infra.redisUri(), name, 16).start()) {
+    try (ProcessorHarness a = new ProcessorHarness(infra, name).start();
+        ProcessorHarness b = new ProcessorHarness(infra, name).start()) {
       await()
           .atMost(Duration.ofSeconds(60))
           .until(
@@ -60,11 +53,11 @@ class RunQueryIT {
       String relayed = hostedByB;
       await()
           .atMost(Duration.ofSeconds(30))
-          .until(() -> get(b, "/runs/" + relayed).statusCode() == 200);
-      HttpResponse<byte[]> response = get(a, "/runs/" + hostedByB);
+          .until(() -> b.get("/runs/" + relayed).statusCode() == 200);
+      HttpResponse<byte[]> response = a.get("/runs/" + hostedByB);
       assertThat(response.statusCode()).isEqualTo(200);
       assertThat(RunStateJson.fromJson(response.body()).runId()).isEqualTo(hostedByB);
-      assertThat(get(b, "/runs/" + hostedByB).statusCode()).isEqualTo(200);
+      assertThat(b.get("/runs/" + hostedByB).statusCode()).isEqualTo(200);
     }
   }
 
@@ -75,9 +68,7 @@ class RunQueryIT {
    */
   @Test
   void aQueryNeverShowsAStateItsTransactionHasNotCommitted(Infra infra) throws Exception {
-    try (ProcessorHarness h =
-        new ProcessorHarness(
-            infra.bootstrapServers(), infra.redisUri(), infra.uniqueName("committed"), 16)) {
+    try (ProcessorHarness h = ProcessorHarness.unique(infra, "committed")) {
       // Commits far apart, so that an applied event stays uncommitted for seconds.
       h.with("PROCESSOR_COMMIT_INTERVAL_MS", "6000").start();
       Instant t0 = Instant.parse("2026-12-01T10:00:00Z");
@@ -100,7 +91,7 @@ class RunQueryIT {
 
   /** The run's state, or null while the query API has none (404) or is not ready (503). */
   private static RunState stateOf(ProcessorHarness h, String runId) throws Exception {
-    HttpResponse<byte[]> response = get(h, "/runs/" + runId);
+    HttpResponse<byte[]> response = h.get("/runs/" + runId);
     return response.statusCode() == 200 ? RunStateJson.fromJson(response.body()) : null;
   }
 
@@ -108,11 +99,5 @@ class RunQueryIT {
     var metadata =
         h.app.streams().queryMetadataForKey(StoreNames.RUNS, runId, Serdes.String().serializer());
     return metadata == null ? null : metadata.activeHost();
-  }
-
-  private static HttpResponse<byte[]> get(ProcessorHarness h, String path) throws Exception {
-    return HTTP.send(
-        HttpRequest.newBuilder(URI.create("http://localhost:" + h.app.adminPort() + path)).build(),
-        HttpResponse.BodyHandlers.ofByteArray());
   }
 }

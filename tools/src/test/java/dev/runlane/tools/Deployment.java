@@ -1,5 +1,6 @@
 package dev.runlane.tools;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.runlane.common.config.Secret;
@@ -292,6 +293,54 @@ final class Deployment implements AutoCloseable {
 
   SumeSimulator simulator(long seed) {
     return new SumeSimulator(SumeSimulator.Settings.of(webhookUri(), secret, 1000, seed));
+  }
+
+  /**
+   * A simulator delivering {@code events} at {@code rate} a second, returned once Sume has {@code
+   * acked} of them acknowledged.
+   */
+  SumeSimulator simulatorPast(long seed, double rate, long events, long acked) {
+    SumeSimulator simulator = simulator(seed);
+    try {
+      simulator.start(rate, events, Duration.ofMinutes(2));
+      awaitAcked(simulator, acked);
+      return simulator;
+    } catch (RuntimeException | Error e) {
+      simulator.close();
+      throw e;
+    }
+  }
+
+  /** Waits up to a minute for Sume to have {@code acked} events acknowledged. */
+  static void awaitAcked(SumeSimulator simulator, long acked) {
+    await().atMost(Duration.ofSeconds(60)).until(() -> simulator.ledger().ackedEvents() >= acked);
+  }
+
+  /** Waits until the newest generation of the control topic is active. */
+  void awaitActiveGeneration(Duration timeout) {
+    await()
+        .atMost(timeout)
+        .until(
+            () -> latestGeneration().map(g -> g.state() == Generation.State.ACTIVE).orElse(false));
+  }
+
+  /** Once the simulator is idle, the verifier's report, printed; it must have passed. */
+  Report verifiedOnceIdle(SumeSimulator simulator) throws InterruptedException {
+    return verifiedOnceIdle(simulator, Duration.ZERO);
+  }
+
+  /** As {@link #verifiedOnceIdle(SumeSimulator)}, also checking a reorder window's order (D46). */
+  Report verifiedOnceIdle(SumeSimulator simulator, Duration reorderWindow)
+      throws InterruptedException {
+    assertThat(simulator.awaitIdle(Duration.ofSeconds(120))).as("simulator idle").isTrue();
+    return passed(verify(simulator, reorderWindow));
+  }
+
+  /** The report, printed; it must have passed. */
+  static Report passed(Report report) {
+    System.out.println(report.summary());
+    assertThat(report.passed()).as(report.summary()).isTrue();
+    return report;
   }
 
   /** The verifier, pointed at the generation the processors run now. */

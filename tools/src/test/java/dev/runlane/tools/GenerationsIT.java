@@ -1,7 +1,6 @@
 package dev.runlane.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.runlane.common.generation.Generation;
 import dev.runlane.common.generation.Replay;
@@ -38,20 +37,14 @@ class GenerationsIT {
   @Test
   void rebuildRederivesEveryRunAndEmitsNothingAgain(Infra infra) throws Exception {
     try (Deployment d = new Deployment(infra, "rebuild", 6, 2).startIngress().startProcessors();
-        SumeSimulator simulator = d.simulator(20261201L)) {
-      simulator.start(RATE, EVENTS, Duration.ofMinutes(2));
-      await().atMost(Duration.ofSeconds(60)).until(() -> simulator.ledger().ackedEvents() >= 800);
-
+        SumeSimulator simulator = d.simulatorPast(20261201L, RATE, EVENTS, 800)) {
       Deployment.ToolRun run = d.tool("replay", "rebuild", "--timeout-seconds", "120");
 
       assertThat(run.code()).as(run.err()).isZero();
       assertThat(run.out()).contains("events to re-derive silently", "events/s");
       d.awaitGeneration(1, Duration.ofSeconds(60));
       assertThat(d.generation().kind()).isEqualTo(Generation.Kind.REBUILD);
-      assertThat(simulator.awaitIdle(Duration.ofSeconds(120))).as("simulator idle").isTrue();
-      Report report = d.verify(simulator);
-      System.out.println(report.summary());
-      assertThat(report.passed()).as(report.summary()).isTrue();
+      Report report = d.verifiedOnceIdle(simulator);
       assertThat(report.count("events acked")).isEqualTo(EVENTS);
       assertThat(report.count("applied again by a reprocess (marked)")).isZero();
       // It did re-derive (silently) what generation 0 had applied, rather than skip it.
@@ -68,10 +61,7 @@ class GenerationsIT {
                 .with("PROCESSOR_REORDER_WINDOW", "1s")
                 .startIngress()
                 .startProcessors();
-        SumeSimulator simulator = d.simulator(20261204L)) {
-      simulator.start(RATE, EVENTS, Duration.ofMinutes(2));
-      await().atMost(Duration.ofSeconds(60)).until(() -> simulator.ledger().ackedEvents() >= 800);
-
+        SumeSimulator simulator = d.simulatorPast(20261204L, RATE, EVENTS, 800)) {
       Deployment.ToolRun run = d.tool("replay", "rebuild", "--timeout-seconds", "120");
 
       assertThat(run.code()).as(run.err()).isZero();
@@ -89,10 +79,7 @@ class GenerationsIT {
       // them again as new (on the run store alone) instead of re-deriving them silently (D46).
       long undecided =
           d.generation().replay().parked().values().stream().mapToLong(List::size).sum();
-      assertThat(simulator.awaitIdle(Duration.ofSeconds(120))).as("simulator idle").isTrue();
-      Report report = d.verify(simulator, window);
-      System.out.println(report.summary());
-      assertThat(report.passed()).as(report.summary()).isTrue();
+      Report report = d.verifiedOnceIdle(simulator, window);
       assertThat(report.count("events acked")).isEqualTo(EVENTS);
       assertThat(report.count("held by the reorder window")).isGreaterThan(800);
       assertThat(report.count("applied again by a reprocess (marked)")).isZero();
@@ -106,11 +93,9 @@ class GenerationsIT {
   @Test
   void reprocessEmitsTheEventsAfterTOnceMoreMarkedAndNoneBefore(Infra infra) throws Exception {
     try (Deployment d = new Deployment(infra, "reprocess", 6, 2).startIngress().startProcessors();
-        SumeSimulator simulator = d.simulator(20261202L)) {
-      simulator.start(RATE, EVENTS, Duration.ofMinutes(2));
-      await().atMost(Duration.ofSeconds(60)).until(() -> simulator.ledger().ackedEvents() >= 600);
+        SumeSimulator simulator = d.simulatorPast(20261202L, RATE, EVENTS, 600)) {
       Instant from = Instant.now();
-      await().atMost(Duration.ofSeconds(60)).until(() -> simulator.ledger().ackedEvents() >= 1200);
+      Deployment.awaitAcked(simulator, 1200);
 
       Deployment.ToolRun run =
           d.tool("replay", "reprocess", "--from", from.toString(), "--timeout-seconds", "120");
@@ -131,10 +116,7 @@ class GenerationsIT {
       d.awaitGeneration(1, Duration.ofSeconds(60));
       Replay replay = d.generation().replay();
       assertThat(replay.from()).isEqualTo(from.truncatedTo(java.time.temporal.ChronoUnit.MILLIS));
-      assertThat(simulator.awaitIdle(Duration.ofSeconds(120))).as("simulator idle").isTrue();
-      Report report = d.verify(simulator);
-      System.out.println(report.summary());
-      assertThat(report.passed()).as(report.summary()).isTrue();
+      Report report = d.verifiedOnceIdle(simulator);
 
       // Which request ids the reprocess had to emit again: those applied by generation 0 whose
       // first copy in the input (where they were applied, if at all) was received at T or later

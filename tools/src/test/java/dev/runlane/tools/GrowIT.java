@@ -35,10 +35,7 @@ class GrowIT {
   @Test
   void growTo24WhileSumeKeepsDeliveringKeepsEveryGuarantee(Infra infra) throws Exception {
     try (Deployment d = new Deployment(infra, "grow", 12, 2).startIngress().startProcessors();
-        SumeSimulator simulator = d.simulator(20261203L)) {
-      simulator.start(RATE, EVENTS, Duration.ofMinutes(2));
-      await().atMost(Duration.ofSeconds(60)).until(() -> simulator.ledger().ackedEvents() >= 600);
-
+        SumeSimulator simulator = d.simulatorPast(20261203L, RATE, EVENTS, 600)) {
       Deployment.ToolRun run =
           d.tool(
               "partitions",
@@ -56,10 +53,7 @@ class GrowIT {
       Generation g = d.generation();
       assertThat(g.input()).isEqualTo(d.topics.webhooks() + ".g1");
       assertThat(g.partitions()).isEqualTo(24);
-      assertThat(simulator.awaitIdle(Duration.ofSeconds(120))).as("simulator idle").isTrue();
-      Report report = d.verify(simulator);
-      System.out.println(report.summary());
-      assertThat(report.passed()).as(report.summary()).isTrue();
+      Report report = d.verifiedOnceIdle(simulator);
       assertThat(report.count("events acked")).isEqualTo(EVENTS);
 
       // New events went to the new topic, and runs that were live across the move have history
@@ -83,10 +77,7 @@ class GrowIT {
   @Test
   void partitionsAddedByHandStopTheProcessorsAndAGrowRepairsIt(Infra infra) throws Exception {
     try (Deployment d = new Deployment(infra, "repair", 6, 2).startIngress().startProcessors();
-        SumeSimulator simulator = d.simulator(20261204L)) {
-      simulator.start(RATE, EVENTS, Duration.ofMinutes(2));
-      await().atMost(Duration.ofSeconds(60)).until(() -> simulator.ledger().ackedEvents() >= 500);
-
+        SumeSimulator simulator = d.simulatorPast(20261204L, RATE, EVENTS, 500)) {
       try (Admin admin =
           Admin.create(
               Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, infra.bootstrapServers()))) {
@@ -114,23 +105,14 @@ class GrowIT {
                       "3",
                       "--timeout-seconds",
                       "120"));
-      await()
-          .atMost(Duration.ofSeconds(90))
-          .until(
-              () ->
-                  d.latestGeneration()
-                      .map(g -> g.state() == Generation.State.ACTIVE)
-                      .orElse(false));
+      d.awaitActiveGeneration(Duration.ofSeconds(90));
       d.restartProcessors();
 
       Deployment.ToolRun run = grow.get(120, TimeUnit.SECONDS);
       assertThat(run.code()).as(run.err()).isZero();
       assertThat(run.out()).contains("repairing", "events copied");
       d.awaitGeneration(1, Duration.ofSeconds(60));
-      assertThat(simulator.awaitIdle(Duration.ofSeconds(120))).as("simulator idle").isTrue();
-      Report report = d.verify(simulator);
-      System.out.println(report.summary());
-      assertThat(report.passed()).as(report.summary()).isTrue();
+      Report report = d.verifiedOnceIdle(simulator);
       assertThat(report.count("events acked")).isEqualTo(EVENTS);
     }
   }

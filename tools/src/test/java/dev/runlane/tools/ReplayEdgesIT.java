@@ -1,9 +1,7 @@
 package dev.runlane.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
-import dev.runlane.common.generation.Generation;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
@@ -36,10 +34,7 @@ class ReplayEdgesIT {
   void aRebuildOfARebuildStillCatchingUpAfterRedisLostItsKeysEmitsNothingTwice(Infra infra)
       throws Exception {
     try (Deployment d = new Deployment(infra, "rebuild2", 6, 2).startIngress().startProcessors();
-        SumeSimulator simulator = d.simulator(20261205L)) {
-      simulator.start(RATE, EVENTS, Duration.ofMinutes(2));
-      await().atMost(Duration.ofSeconds(60)).until(() -> simulator.ledger().ackedEvents() >= 800);
-
+        SumeSimulator simulator = d.simulatorPast(20261205L, RATE, EVENTS, 800)) {
       Deployment.ToolRun first = d.tool("replay", "rebuild", "--no-wait");
       assertThat(first.code()).as(first.err()).isZero();
       deleteMarkers(infra, d); // Redis loses every key, as after a restart without persistence
@@ -47,10 +42,7 @@ class ReplayEdgesIT {
 
       assertThat(second.code()).as(second.err()).isZero();
       d.awaitGeneration(2, Duration.ofSeconds(60));
-      assertThat(simulator.awaitIdle(Duration.ofSeconds(120))).as("simulator idle").isTrue();
-      Report report = d.verify(simulator);
-      System.out.println(report.summary());
-      assertThat(report.passed()).as(report.summary()).isTrue();
+      Report report = d.verifiedOnceIdle(simulator);
       assertThat(report.count("applied again by a reprocess (marked)")).isZero();
     }
   }
@@ -77,20 +69,12 @@ class ReplayEdgesIT {
       CompletableFuture<Deployment.ToolRun> rebuild =
           CompletableFuture.supplyAsync(
               () -> d.tool("replay", "rebuild", "--timeout-seconds", "120"));
-      await()
-          .atMost(Duration.ofSeconds(60))
-          .until(
-              () ->
-                  d.latestGeneration()
-                      .map(g -> g.state() == Generation.State.ACTIVE)
-                      .orElse(false));
+      d.awaitActiveGeneration(Duration.ofSeconds(60));
       d.startProcessors();
       Deployment.ToolRun run = rebuild.get(120, TimeUnit.SECONDS);
 
       assertThat(run.code()).as(run.err()).isZero();
-      Report report = d.verify(simulator);
-      System.out.println(report.summary());
-      assertThat(report.passed()).as(report.summary()).isTrue();
+      Deployment.passed(d.verify(simulator));
     }
   }
 

@@ -3,14 +3,12 @@ package dev.runlane.processor.topology;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runlane.common.generation.Replay;
-import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Claim;
 import dev.runlane.processor.dedup.EventKey;
 import dev.runlane.processor.dedup.Marker;
 import dev.runlane.processor.dedup.Outcome;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,13 +21,7 @@ import org.junit.jupiter.api.Test;
 /** One batch's claims and decisions, without Redis or Kafka (design.md §6.2). */
 class BatchTest {
   private static final TopologySettings SETTINGS =
-      new TopologySettings(
-          TopicNames.defaults(),
-          256,
-          Duration.ofMillis(50),
-          RedisFailureMode.DEGRADE,
-          Duration.ofSeconds(1),
-          4096);
+      TestTopology.settings(RedisFailureMode.DEGRADE, 4096);
 
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
   private final ProcessorMetrics metrics = new ProcessorMetrics(registry);
@@ -57,6 +49,24 @@ class BatchTest {
     return new Batch(events, waitingRuns, new ReplayRanges(SETTINGS, 0), metrics, true);
   }
 
+  /** A batch of two copies of id {@code a}, the first of run-1, and Redis's answer for it. */
+  private Batch twoCopies(String secondRun, Claim redisSaid) {
+    parked("run-1", "a");
+    parked(secondRun, "a");
+    Batch batch = batch(Set.of());
+    batch.claimed(Map.of("a", redisSaid));
+    return batch;
+  }
+
+  /** Asks the batch for the claim of each parked event, in order, as a live event. */
+  private void assertLiveClaims(Batch batch, Claim... expected) {
+    List<Claim> claims = new ArrayList<>();
+    for (KeyValue<Long, PendingEvent> e : events) {
+      claims.add(batch.claimOf(e.value, Replay.Range.LIVE));
+    }
+    assertThat(claims).containsExactly(expected);
+  }
+
   @Test
   void claimsEachIdOnceAndNothingOfARunThatWaits() {
     parked("run-1", "a");
@@ -70,35 +80,17 @@ class BatchTest {
 
   @Test
   void aCopyThatNamesAnotherRunIsReusedWhateverRedisSaid() {
-    parked("run-1", "a");
-    parked("run-2", "a");
-    Batch batch = batch(Set.of());
-    batch.claimed(Map.of("a", Claim.NEW));
-
-    assertThat(batch.claimOf(event(0), Replay.Range.LIVE)).isEqualTo(Claim.NEW);
-    assertThat(batch.claimOf(event(1), Replay.Range.LIVE)).isEqualTo(Claim.OTHER_RUN);
+    assertLiveClaims(twoCopies("run-2", Claim.NEW), Claim.NEW, Claim.OTHER_RUN);
   }
 
   @Test
   void aSecondCopyOfAnIdIsEarlierInTheBatch() {
-    parked("run-1", "a");
-    parked("run-1", "a");
-    Batch batch = batch(Set.of());
-    batch.claimed(Map.of("a", Claim.NEW));
-
-    assertThat(batch.claimOf(event(0), Replay.Range.LIVE)).isEqualTo(Claim.NEW);
-    assertThat(batch.claimOf(event(1), Replay.Range.LIVE)).isEqualTo(Claim.EARLIER_IN_BATCH);
+    assertLiveClaims(twoCopies("run-1", Claim.NEW), Claim.NEW, Claim.EARLIER_IN_BATCH);
   }
 
   @Test
   void withoutRedisEveryCopyIsDecidedOnTheRunStore() {
-    parked("run-1", "a");
-    parked("run-1", "a");
-    Batch batch = batch(Set.of());
-    batch.claimed(Map.of("a", Claim.UNAVAILABLE));
-
-    assertThat(batch.claimOf(event(0), Replay.Range.LIVE)).isEqualTo(Claim.UNAVAILABLE);
-    assertThat(batch.claimOf(event(1), Replay.Range.LIVE)).isEqualTo(Claim.UNAVAILABLE);
+    assertLiveClaims(twoCopies("run-1", Claim.UNAVAILABLE), Claim.UNAVAILABLE, Claim.UNAVAILABLE);
   }
 
   @Test

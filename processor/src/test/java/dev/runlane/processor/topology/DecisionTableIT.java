@@ -24,7 +24,6 @@ import java.util.Properties;
 import java.util.UUID;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
@@ -89,9 +88,7 @@ class DecisionTableIT {
     TopologySettings settings =
         new TopologySettings(
             TOPICS, batchSize, Duration.ofMillis(10), mode, Duration.ofSeconds(1), MAX_BODY);
-    Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, APP);
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+    Properties props = TestTopology.streamsProperties(APP);
     driver =
         new TopologyTestDriver(
             ProcessorTopology.build(
@@ -175,6 +172,32 @@ class DecisionTableIT {
     driver.advanceWallClockTime(Duration.ofMillis(10));
   }
 
+  /**
+   * Starts the topology with {@code requestId} at {@code createdAt} applied; see {@link #applied}.
+   */
+  private void startAfter(String requestId, Instant createdAt) {
+    start();
+    applied(requestId, createdAt);
+  }
+
+  /** Sends r1 at T1 with Redis holding {@code marker} for it. */
+  private void r1Meets(String marker) {
+    redisHolds("r1", marker);
+    send("r1", T1);
+  }
+
+  /** Nothing was applied, and one event was decided a duplicate on {@code layer}. */
+  private void assertDuplicate(String layer) {
+    assertThat(events.isEmpty()).isTrue();
+    assertThat(count("duplicate", layer)).isEqualTo(1);
+  }
+
+  /** One event was decided stale on the run store, and listed on the stale topic. */
+  private void assertStale() {
+    assertThat(stale.readValuesToList()).hasSize(1);
+    assertThat(count("stale", "store")).isEqualTo(1);
+  }
+
   private long roundTrips(String op) {
     var timer = registry.find("runlane.processor.redis.latency").tag("op", op).timer();
     return timer == null ? 0 : timer.count();
@@ -247,18 +270,15 @@ class DecisionTableIT {
 
     @Test
     void sameAsLastIsADuplicateCaughtByTheStore() {
-      start();
-      applied("r1", T1);
+      startAfter("r1", T1);
       redis.del(prefix + "r1"); // Redis lost the key
       send("r1", T1);
-      assertThat(events.isEmpty()).isTrue();
-      assertThat(count("duplicate", "store")).isEqualTo(1);
+      assertDuplicate("store");
     }
 
     @Test
     void olderIsStale() {
-      start();
-      applied("r2", T2);
+      startAfter("r2", T2);
       send("r1", T1);
       assertThat(events.isEmpty()).isTrue();
       var staleRecord = stale.readRecord();
@@ -278,20 +298,16 @@ class DecisionTableIT {
   class StaleByThisTask {
     @Test
     void olderIsListedStaleAgainBecauseTheEarlierAttemptMayHaveAborted() {
-      start();
-      applied("r2", T2);
-      redisHolds("r1", "done:" + THIS_TASK + ":stale");
-      send("r1", T1);
-      assertThat(stale.readValuesToList()).hasSize(1);
+      startAfter("r2", T2);
+      r1Meets("done:" + THIS_TASK + ":stale");
+      assertStale();
       assertThat(events.isEmpty()).isTrue();
-      assertThat(count("stale", "store")).isEqualTo(1);
     }
 
     @Test
     void newerIsAppliedBecauseTheEarlierAttemptAbortedWithTheStateItWasStaleAgainst() {
       start();
-      redisHolds("r1", "done:" + THIS_TASK + ":stale");
-      send("r1", T1);
+      r1Meets("done:" + THIS_TASK + ":stale");
       assertThat(events.readValuesToList()).hasSize(1);
       assertThat(count("applied", "store")).isEqualTo(1);
       driver.advanceWallClockTime(Duration.ofMillis(50));
@@ -301,8 +317,7 @@ class DecisionTableIT {
     @Test
     void anotherTasksStaleMarkerIsADuplicateCaughtByRedis() {
       start();
-      redisHolds("r1", "done:" + OTHER_TASK + ":stale");
-      send("r1", T1);
+      r1Meets("done:" + OTHER_TASK + ":stale");
       assertThat(events.isEmpty()).isTrue();
       assertThat(stale.isEmpty()).isTrue();
       assertThat(count("duplicate", "redis")).isEqualTo(1);
@@ -314,30 +329,23 @@ class DecisionTableIT {
     @Test
     void newerIsADuplicateCaughtByRedis() {
       start();
-      redisHolds("r1", "done:" + OTHER_TASK);
-      send("r1", T1);
-      assertThat(events.isEmpty()).isTrue();
+      r1Meets("done:" + OTHER_TASK);
+      assertDuplicate("redis");
       assertThat(runs.isEmpty()).isTrue();
-      assertThat(count("duplicate", "redis")).isEqualTo(1);
       assertThat(redis.get(prefix + "r1")).isEqualTo("done:" + OTHER_TASK);
     }
 
     @Test
     void sameIsADuplicateCaughtByRedis() {
-      start();
-      applied("r1", T1);
-      redisHolds("r1", "done:" + OTHER_TASK);
-      send("r1", T1);
-      assertThat(events.isEmpty()).isTrue();
-      assertThat(count("duplicate", "redis")).isEqualTo(1);
+      startAfter("r1", T1);
+      r1Meets("done:" + OTHER_TASK);
+      assertDuplicate("redis");
     }
 
     @Test
     void olderIsADuplicateCaughtByRedis() {
-      start();
-      applied("r2", T2);
-      redisHolds("r1", "done:" + OTHER_TASK);
-      send("r1", T1);
+      startAfter("r2", T2);
+      r1Meets("done:" + OTHER_TASK);
       assertThat(stale.isEmpty()).isTrue();
       assertThat(count("duplicate", "redis")).isEqualTo(1);
     }
@@ -362,8 +370,7 @@ class DecisionTableIT {
     @Test
     void newerIsAppliedBecauseTheEarlierAttemptAborted() {
       start();
-      redisHolds("r1", "done:" + THIS_TASK);
-      send("r1", T1);
+      r1Meets("done:" + THIS_TASK);
       assertThat(events.readValuesToList()).hasSize(1);
       assertThat(runState().appliedCount()).isEqualTo(1);
       assertThat(count("applied", "store")).isEqualTo(1);
@@ -371,19 +378,15 @@ class DecisionTableIT {
 
     @Test
     void sameIsADuplicateCaughtByRedis() {
-      start();
-      applied("r1", T1); // leaves done:<this task>
+      startAfter("r1", T1); // leaves done:<this task>
       send("r1", T1);
-      assertThat(events.isEmpty()).isTrue();
-      assertThat(count("duplicate", "redis")).isEqualTo(1);
+      assertDuplicate("redis");
     }
 
     @Test
     void olderIsADuplicateCaughtByRedis() {
-      start();
-      applied("r2", T2);
-      redisHolds("r1", "done:" + THIS_TASK);
-      send("r1", T1);
+      startAfter("r2", T2);
+      r1Meets("done:" + THIS_TASK);
       assertThat(stale.isEmpty()).isTrue();
       assertThat(count("duplicate", "redis")).isEqualTo(1);
     }
@@ -394,8 +397,7 @@ class DecisionTableIT {
     @Test
     void newerIsAppliedTakingOverTheDeadAttempt() {
       start();
-      redisHolds("r1", "processing:" + THIS_TASK);
-      send("r1", T1);
+      r1Meets("processing:" + THIS_TASK);
       assertThat(events.readValuesToList()).hasSize(1);
       driver.advanceWallClockTime(Duration.ofMillis(10));
       assertThat(redis.get(prefix + "r1")).isEqualTo(MarkerValues.done(THIS_TASK, RUN, false));
@@ -403,22 +405,16 @@ class DecisionTableIT {
 
     @Test
     void sameIsADuplicateCaughtByTheStore() {
-      start();
-      applied("r1", T1);
-      redisHolds("r1", "processing:" + THIS_TASK);
-      send("r1", T1);
-      assertThat(events.isEmpty()).isTrue();
-      assertThat(count("duplicate", "store")).isEqualTo(1);
+      startAfter("r1", T1);
+      r1Meets("processing:" + THIS_TASK);
+      assertDuplicate("store");
     }
 
     @Test
     void olderIsStale() {
-      start();
-      applied("r2", T2);
-      redisHolds("r1", "processing:" + THIS_TASK);
-      send("r1", T1);
-      assertThat(stale.readValuesToList()).hasSize(1);
-      assertThat(count("stale", "store")).isEqualTo(1);
+      startAfter("r2", T2);
+      r1Meets("processing:" + THIS_TASK);
+      assertStale();
     }
   }
 
@@ -427,8 +423,7 @@ class DecisionTableIT {
     @Test
     void waitsUntilTheClaimIsGoneThenDecidesAgain() {
       start();
-      redisHolds("r1", "processing:" + OTHER_TASK);
-      send("r1", T1);
+      r1Meets("processing:" + OTHER_TASK);
       driver.advanceWallClockTime(Duration.ofMillis(50));
       assertThat(events.isEmpty()).isTrue();
       assertThat(runs.isEmpty()).isTrue();
@@ -443,20 +438,17 @@ class DecisionTableIT {
     @Test
     void decidesDuplicateWhenTheOtherTaskFinishes() {
       start();
-      redisHolds("r1", "processing:" + OTHER_TASK);
-      send("r1", T1);
+      r1Meets("processing:" + OTHER_TASK);
       driver.advanceWallClockTime(Duration.ofMillis(50));
       redisHolds("r1", "done:" + OTHER_TASK);
       driver.advanceWallClockTime(Duration.ofMillis(50));
-      assertThat(events.isEmpty()).isTrue();
-      assertThat(count("duplicate", "redis")).isEqualTo(1);
+      assertDuplicate("redis");
     }
 
     @Test
     void laterEventsOfTheSameRunWaitBehindIt() {
       start();
-      redisHolds("r1", "processing:" + OTHER_TASK);
-      send("r1", T1);
+      r1Meets("processing:" + OTHER_TASK);
       send("r2", T2);
       driver.advanceWallClockTime(Duration.ofMillis(50));
       assertThat(events.isEmpty()).isTrue();
@@ -514,8 +506,7 @@ class DecisionTableIT {
       start(dead);
       applied("r1", T1);
       send("r1", T1);
-      assertThat(events.isEmpty()).isTrue();
-      assertThat(count("duplicate", "store")).isEqualTo(1);
+      assertDuplicate("store");
     }
 
     @Test
@@ -533,8 +524,7 @@ class DecisionTableIT {
       start(dead);
       applied("r2", T2);
       send("r1", T1);
-      assertThat(stale.readValuesToList()).hasSize(1);
-      assertThat(count("stale", "store")).isEqualTo(1);
+      assertStale();
     }
 
     /** A marker that could not ride on a claim during an outage is written once Redis is back. */

@@ -9,12 +9,8 @@ import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Properties;
-import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.processor.api.MockProcessorContext.CapturedForward;
 import org.apache.kafka.streams.processor.api.Record;
@@ -24,7 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** What a record must pass to be parked, and the dead letter of one that does not (§6.2, §6.4). */
 class IntakeTest {
-  private static final TopicNames TOPICS = TopicNames.defaults();
+  private static final TopicNames TOPICS = TestTopology.TOPICS;
   private static final int MAX_BODY_BYTES = 4096;
   private static final Instant T1 = Instant.parse("2026-12-01T10:00:01Z");
 
@@ -35,19 +31,9 @@ class IntakeTest {
 
   @BeforeEach
   void setUp() {
-    Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "intake");
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-    context = new MockProcessorContext<>(props, new TaskId(0, 2), stateDir.toFile());
+    context = TestTopology.context("intake", 2, stateDir);
     context.setRecordMetadata(TOPICS.webhooks(), 2, 7);
-    TopologySettings settings =
-        new TopologySettings(
-            TOPICS,
-            256,
-            Duration.ofMillis(50),
-            RedisFailureMode.DEGRADE,
-            Duration.ofSeconds(1),
-            MAX_BODY_BYTES);
+    TopologySettings settings = TestTopology.settings(RedisFailureMode.DEGRADE, MAX_BODY_BYTES);
     ProcessorMetrics metrics = new ProcessorMetrics(new SimpleMeterRegistry());
     intake =
         new Intake(

@@ -3,7 +3,6 @@ package dev.runlane.processor.topology;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runlane.common.generation.Replay;
-import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Claim;
 import dev.runlane.processor.dedup.ClaimRequest;
@@ -76,13 +75,7 @@ class RedisClaimsTest {
   private RedisClaims claims(String owner, RedisFailureMode mode, RedisBudget budget) {
     RedisClaims claims =
         new RedisClaims(
-            new TopologySettings(
-                TopicNames.defaults(),
-                256,
-                Duration.ofMillis(50),
-                mode,
-                Duration.ofSeconds(1),
-                4096),
+            TestTopology.settings(mode, 4096),
             redis,
             budget,
             new ProcessorMetrics(registry),

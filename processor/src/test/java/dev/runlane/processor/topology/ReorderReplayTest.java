@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.runlane.common.envelope.EnvelopeParser;
 import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.kafka.TopicNames;
-import dev.runlane.processor.ProcessorConfig;
-import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Dedup;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -21,7 +19,6 @@ import java.util.Random;
 import java.util.TreeMap;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
@@ -37,6 +34,7 @@ import org.junit.jupiter.api.Test;
 class ReorderReplayTest {
   private static final TopicNames TOPICS = TopicNames.defaults();
   private static final Instant T0 = Instant.parse("2026-12-01T10:00:00Z");
+  private static final long T0_MS = T0.toEpochMilli();
   private static final Duration WINDOW = Duration.ofSeconds(1);
 
   @Test
@@ -51,11 +49,10 @@ class ReorderReplayTest {
 
   @Test
   void aHeldEventIsReleasedAsARecordAWindowLaterIsReadNotWhenThatRecordIsDecided() {
-    long at = T0.toEpochMilli();
     try (Pipe pipe = new Pipe(256)) {
-      pipe.send(record("run-1", "t1", 1, at));
+      pipe.send(record("run-1", "t1", 1, T0_MS));
       pipe.drain(); // t1 held
-      pipe.send(record("run-2", "u1", 1, at + 1_000));
+      pipe.send(record("run-2", "u1", 1, T0_MS + 1_000));
       // No drain: u1 is only read and parked, and t1's window has passed at u1's time.
       assertThat(pipe.applied()).containsExactly("run-1/t1");
     }
@@ -63,12 +60,11 @@ class ReorderReplayTest {
 
   @Test
   void aRunWithAnEventParkedKeepsItsHeldEventsUntilThatEventIsDecided() {
-    long at = T0.toEpochMilli();
     try (Pipe pipe = new Pipe(256)) {
-      pipe.send(record("run-1", "t3", 3, at));
+      pipe.send(record("run-1", "t3", 3, T0_MS));
       pipe.drain(); // t3 held
-      pipe.send(record("run-1", "t1", 1, at + 500)); // parked, not decided yet
-      pipe.send(record("run-2", "u1", 1, at + 1_000));
+      pipe.send(record("run-1", "t1", 1, T0_MS + 500)); // parked, not decided yet
+      pipe.send(record("run-2", "u1", 1, T0_MS + 1_000));
       // Released as u1 was read, t3 would have made the parked t1 stale.
       assertThat(pipe.applied()).isEmpty();
       pipe.drain(); // t1 held, then u1's decision releases t1 and t3, in that order
@@ -78,13 +74,12 @@ class ReorderReplayTest {
 
   @Test
   void theReleaseDelayCountsHowLongPastItsWindowEachDueEventWaited() {
-    long at = T0.toEpochMilli();
     // The wall clock starts 5 ms past t3's window; every drain moves it 20 ms on.
-    try (Pipe pipe = new Pipe(256, Instant.ofEpochMilli(at + 1_005))) {
-      pipe.send(record("run-1", "t3", 3, at));
-      pipe.send(record("run-1", "t1", 1, at + 500)); // older: released with t3, not due itself
+    try (Pipe pipe = new Pipe(256, Instant.ofEpochMilli(T0_MS + 1_005))) {
+      pipe.send(record("run-1", "t3", 3, T0_MS));
+      pipe.send(record("run-1", "t1", 1, T0_MS + 500)); // older: released with t3, not due itself
       pipe.drain(); // both held
-      pipe.send(record("run-2", "u1", 1, at + 1_000)); // releases t1 and t3 as it is read
+      pipe.send(record("run-2", "u1", 1, T0_MS + 1_000)); // releases t1 and t3 as it is read
       assertThat(pipe.applied()).containsExactly("run-1/t1", "run-1/t3");
       Timer delay = pipe.registry.find(ProcessorMetrics.RELEASE_DELAY).timer();
       assertThat(delay.count()).as("released after their window").isEqualTo(1);
@@ -104,12 +99,11 @@ class ReorderReplayTest {
   @Test
   void eventsArrivingWithinTheWindowAreAppliedInCreatedAtOrder() {
     List<TestRecord<String, byte[]>> input = new ArrayList<>();
-    long at = T0.toEpochMilli();
-    input.add(record("run-1", "t3", 3, at));
-    input.add(record("run-1", "t1", 1, at + 200));
-    input.add(record("run-1", "t2", 2, at + 400));
+    input.add(record("run-1", "t3", 3, T0_MS));
+    input.add(record("run-1", "t1", 1, T0_MS + 200));
+    input.add(record("run-1", "t2", 2, T0_MS + 400));
     // Arrives after t3's window passed (and moves the task's time past it): too late.
-    input.add(record("run-1", "t0", 0, at + 2_000));
+    input.add(record("run-1", "t0", 0, T0_MS + 2_000));
     assertThat(run(input, 1)).containsExactly("run-1/t1", "run-1/t2", "run-1/t3");
   }
 
@@ -165,21 +159,8 @@ class ReorderReplayTest {
     }
 
     Pipe(int batchSize, Instant wallClock) {
-      TopologySettings settings =
-          new TopologySettings(
-              TOPICS,
-              batchSize,
-              Duration.ofMillis(20),
-              RedisFailureMode.DEGRADE,
-              Duration.ofSeconds(1),
-              4096,
-              "",
-              null,
-              WINDOW,
-              ProcessorConfig.DEFAULT_REORDER_MAX_HELD);
-      Properties props = new Properties();
-      props.put(StreamsConfig.APPLICATION_ID_CONFIG, "reorder-replay");
-      props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+      TopologySettings settings = TestTopology.windowed(batchSize, Duration.ofMillis(20), WINDOW);
+      Properties props = TestTopology.streamsProperties("reorder-replay");
       driver =
           new TopologyTestDriver(
               ProcessorTopology.build(

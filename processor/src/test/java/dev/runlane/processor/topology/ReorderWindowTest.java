@@ -3,8 +3,6 @@ package dev.runlane.processor.topology;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runlane.common.kafka.TopicNames;
-import dev.runlane.processor.ProcessorConfig;
-import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Outcome;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
@@ -12,13 +10,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Properties;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
@@ -28,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The reorder window alone, on in-memory stores (design.md §6.6, D46, D60). */
 class ReorderWindowTest {
-  private static final TopicNames TOPICS = TopicNames.defaults();
+  private static final TopicNames TOPICS = TestTopology.TOPICS;
   private static final long T0 = Instant.parse("2026-12-01T10:00:00Z").toEpochMilli();
   private static final long W = 1_000;
 
@@ -41,22 +36,9 @@ class ReorderWindowTest {
 
   @BeforeEach
   void setUp() {
-    Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "reorder-window");
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-    context = new MockProcessorContext<>(props, new TaskId(0, 0), stateDir.toFile());
+    context = TestTopology.context("reorder-window", 0, stateDir);
     TopologySettings settings =
-        new TopologySettings(
-            TOPICS,
-            256,
-            Duration.ofMillis(50),
-            RedisFailureMode.DEGRADE,
-            Duration.ofSeconds(1),
-            4096,
-            "",
-            null,
-            Duration.ofMillis(W),
-            ProcessorConfig.DEFAULT_REORDER_MAX_HELD);
+        TestTopology.windowed(256, Duration.ofMillis(50), Duration.ofMillis(W));
     ProcessorMetrics metrics = new ProcessorMetrics(new SimpleMeterRegistry());
     ReplayRanges ranges = new ReplayRanges(settings, 0);
     Runs runs =

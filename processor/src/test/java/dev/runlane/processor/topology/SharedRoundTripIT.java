@@ -11,17 +11,13 @@ import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.MarkerValues;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.io.File;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Properties;
 import java.util.UUID;
 import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueStore;
@@ -69,11 +65,9 @@ class SharedRoundTripIT {
     }
 
     Task(int partition, int batchSize) {
-      Properties props = new Properties();
-      props.put(StreamsConfig.APPLICATION_ID_CONFIG, "shared-round-trip");
-      props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-      File dir = stateDir.resolve("task-" + partition).toFile();
-      context = new MockProcessorContext<>(props, new TaskId(0, partition), dir);
+      context =
+          TestTopology.context(
+              "shared-round-trip", partition, stateDir.resolve("task-" + partition));
       context.setCurrentSystemTimeMs(START_MS); // one clock for the thread's tasks, as in Streams
       store(
           Stores.keyValueStoreBuilder(
@@ -212,19 +206,27 @@ class SharedRoundTripIT {
     assertThat(roundTrips("claim")).isEqualTo(2);
   }
 
+  /**
+   * Task a's drain, on an event of its own, claims {@code requestId} for {@code peer} (task {@code
+   * owner}) on the thread's shared round trip; the peer's drain, where it waits, gives it back.
+   */
+  private void claimedByAThenGivenBack(Task peer, String owner, String runId, String requestId) {
+    a.send("run-a", "ra1", T1);
+    a.drain();
+    assertThat(redis.get(prefix + requestId)).isEqualTo(MarkerValues.processing(owner, runId));
+
+    peer.drain();
+
+    assertThat(peer.applied()).isZero();
+    assertThat(redis.get(prefix + requestId)).as("released").isNull();
+  }
+
   @Test
   void aClaimTakenForAnEventBehindAWaitingOneIsGivenBack() {
     heldByAnotherTask("rb1");
     b.send("run-b", "rb1", T1); // held by another task: waits
     b.send("run-b", "rb2", T2); // waits behind it
-    a.send("run-a", "ra1", T1);
-
-    a.drain();
-    assertThat(redis.get(prefix + "rb2")).isEqualTo(MarkerValues.processing("0_1", "run-b"));
-    b.drain();
-
-    assertThat(b.applied()).isZero();
-    assertThat(redis.get(prefix + "rb2")).as("released").isNull();
+    claimedByAThenGivenBack(b, "0_1", "run-b", "rb2");
     assertThat(redis.get(prefix + "rb1")).isEqualTo("processing:0_7");
   }
 
@@ -241,14 +243,7 @@ class SharedRoundTripIT {
       c.send("run-c", "rc1", T1);
       c.send("run-x", "rx1", T1); // a full batch: drained at once, both wait
       c.send("run-c", "rc2", T2);
-      a.send("run-a", "ra1", T1);
-      a.drain();
-      assertThat(redis.get(prefix + "rc2")).isEqualTo(MarkerValues.processing("0_2", "run-c"));
-
-      c.drain();
-
-      assertThat(c.applied()).isZero();
-      assertThat(redis.get(prefix + "rc2")).as("released").isNull();
+      claimedByAThenGivenBack(c, "0_2", "run-c", "rc2");
     } finally {
       c.processor.close();
     }

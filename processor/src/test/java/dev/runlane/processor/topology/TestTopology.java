@@ -1,0 +1,54 @@
+package dev.runlane.processor.topology;
+
+import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.processor.ProcessorConfig;
+import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Properties;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.api.MockProcessorContext;
+
+/** The settings and Streams properties the topology's tests build their pieces with. */
+final class TestTopology {
+  static final TopicNames TOPICS = TopicNames.defaults();
+
+  private TestTopology() {}
+
+  /** Generation 0 in batches of 256 every 50 ms, degrading when Redis fails. */
+  static TopologySettings settings(RedisFailureMode mode, int maxBodyBytes) {
+    return new TopologySettings(
+        TOPICS, 256, Duration.ofMillis(50), mode, Duration.ofSeconds(1), maxBodyBytes);
+  }
+
+  /** {@link #settings} with the given batches and a reorder window of {@code window}. */
+  static TopologySettings windowed(int batchSize, Duration batchInterval, Duration window) {
+    return new TopologySettings(
+        TOPICS,
+        batchSize,
+        batchInterval,
+        RedisFailureMode.DEGRADE,
+        Duration.ofSeconds(1),
+        4096,
+        "",
+        null,
+        window,
+        ProcessorConfig.DEFAULT_REORDER_MAX_HELD);
+  }
+
+  /** Properties for a test driver or a mock context: nothing connects to the broker named. */
+  static Properties streamsProperties(String applicationId) {
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+    return props;
+  }
+
+  /** A mock context of task 0_{@code partition}, its state in {@code stateDir}. */
+  static MockProcessorContext<String, byte[]> context(
+      String applicationId, int partition, Path stateDir) {
+    return new MockProcessorContext<>(
+        streamsProperties(applicationId), new TaskId(0, partition), stateDir.toFile());
+  }
+}
