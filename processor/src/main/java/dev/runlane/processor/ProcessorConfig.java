@@ -59,7 +59,8 @@ public record ProcessorConfig(
     KafkaClientSettings kafkaClient,
     Optional<String> redisUsername,
     Optional<Secret> redisPassword,
-    TopicPolicy topicPolicy) {
+    TopicPolicy topicPolicy,
+    boolean decidedRecord) {
 
   private static final Logger log = LoggerFactory.getLogger(ProcessorConfig.class);
 
@@ -182,6 +183,19 @@ public record ProcessorConfig(
    * stack, benchmarks), where the environment's 1-65535 rule is too strict.
    */
   public ProcessorConfig withPort(int port) {
+    return copy(port, decidedRecord);
+  }
+
+  /**
+   * The same settings without the tasks' record of decided ids, for benchmarks that measure what it
+   * costs (D68). No environment variable turns it off: without it, a copy decided while Redis
+   * cannot answer may be listed stale although it was applied.
+   */
+  public ProcessorConfig withoutDecidedRecord() {
+    return copy(port, false);
+  }
+
+  private ProcessorConfig copy(int port, boolean decidedRecord) {
     return new ProcessorConfig(
         bootstrapServers,
         redisUri,
@@ -216,7 +230,8 @@ public record ProcessorConfig(
         kafkaClient,
         redisUsername,
         redisPassword,
-        topicPolicy);
+        topicPolicy,
+        decidedRecord);
   }
 
   public RedisDedupSettings redisDedupSettings() {

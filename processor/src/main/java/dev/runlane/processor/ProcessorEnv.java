@@ -205,6 +205,7 @@ final class ProcessorEnv {
         access.kafkaClient(),
         access.redisUsername(),
         access.redisPassword(),
-        access.topicPolicy());
+        access.topicPolicy(),
+        true);
   }
 }

@@ -9,8 +9,6 @@ import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
 import dev.runlane.processor.runs.RunState;
 import dev.runlane.processor.runs.RunStateJson;
-import dev.runlane.processor.topology.ProcessorMetrics;
-import io.micrometer.core.instrument.Counter;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.nio.charset.Charset;
@@ -107,7 +105,7 @@ class BadInputAtVolumeIT {
             errors);
       }
       producer.flush();
-      await().atMost(Duration.ofSeconds(60)).until(() -> decided(h) >= WARM_UP);
+      await().atMost(Duration.ofSeconds(60)).until(() -> h.decided() >= WARM_UP);
       long baseline = liveHeap();
 
       HeapSampler sampler = new HeapSampler(h);
@@ -122,7 +120,7 @@ class BadInputAtVolumeIT {
       double total = WARM_UP + plan.size();
       await()
           .atMost(Duration.ofSeconds(90))
-          .untilAsserted(() -> assertThat(decided(h)).as("records decided").isEqualTo(total));
+          .untilAsserted(() -> assertThat(h.decided()).as("records decided").isEqualTo(total));
       long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
       sampler.stop();
       long after = liveHeap();
@@ -660,12 +658,6 @@ class BadInputAtVolumeIT {
   }
 
   // ---- watching the processor ----
-
-  private static double decided(ProcessorHarness h) {
-    return h.registry.find(ProcessorMetrics.EVENTS).counters().stream()
-        .mapToDouble(Counter::count)
-        .sum();
-  }
 
   private static Set<String> streamThreads(ProcessorHarness h) {
     Set<String> names = new HashSet<>();

@@ -10,6 +10,8 @@ import dev.runlane.embedded.Infra;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.RedisDedup;
 import dev.runlane.processor.topology.FaultHook;
+import dev.runlane.processor.topology.ProcessorMetrics;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -30,6 +32,7 @@ import java.util.Properties;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -172,6 +175,12 @@ final class ProcessorHarness implements AutoCloseable {
   /** Sends without waiting for the ack; {@link #flush()} waits for all of them. */
   java.util.concurrent.Future<?> sendAsync(
       String runId, String requestId, Instant createdAt, String padding) {
+    return sendAsync(runId, requestId, createdAt, padding, null);
+  }
+
+  /** As {@link #sendAsync(String, String, Instant, String)}, telling {@code acked} of the ack. */
+  java.util.concurrent.Future<?> sendAsync(
+      String runId, String requestId, Instant createdAt, String padding, Callback acked) {
     ProducerRecord<String, byte[]> record =
         new ProducerRecord<>(
             topics.webhooks(), runId, event(runId, requestId, createdAt, "run.updated", padding));
@@ -181,7 +190,7 @@ final class ProcessorHarness implements AutoCloseable {
             "received_at",
             Long.toString(System.currentTimeMillis()).getBytes(StandardCharsets.UTF_8))
         .add("request_id", requestId.getBytes(StandardCharsets.UTF_8));
-    return producer.send(record);
+    return producer.send(record, acked);
   }
 
   void flush() {
@@ -203,6 +212,19 @@ final class ProcessorHarness implements AutoCloseable {
   /** A header of an output record, as text. */
   static String header(ConsumerRecord<String, byte[]> record, String name) {
     return new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
+  }
+
+  /** Every decision counted so far, whatever its outcome. */
+  double decided() {
+    return registry.find(ProcessorMetrics.EVENTS).counters().stream()
+        .mapToDouble(Counter::count)
+        .sum();
+  }
+
+  /** The counter {@code name}, 0 before it is registered. */
+  double counter(String name) {
+    Counter c = registry.find(name).counter();
+    return c == null ? 0 : c.count();
   }
 
   double count(String outcome, String layer) {

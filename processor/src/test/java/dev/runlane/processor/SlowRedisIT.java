@@ -75,15 +75,15 @@ class SlowRedisIT {
         await()
             .atMost(Duration.ofSeconds(180))
             .pollInterval(Duration.ofMillis(500))
-            .until(() -> decided(h) >= total);
+            .until(() -> h.decided() >= total);
         System.out.printf(
             "slow redis: %d records decided in %.1f s; degraded %.0f, budget spent %.0f,"
                 + " aborted %.0f%n",
             total,
             (System.nanoTime() - start) / 1e9,
-            counter(h, ProcessorMetrics.DEGRADED),
-            counter(h, ProcessorMetrics.REDIS_BUDGET_SPENT),
-            counter(h, TransactionAwareClients.ABORTED));
+            h.counter(ProcessorMetrics.DEGRADED),
+            h.counter(ProcessorMetrics.REDIS_BUDGET_SPENT),
+            h.counter(TransactionAwareClients.ABORTED));
       } finally {
         pausing.set(false);
         pauser.join(5_000);
@@ -108,10 +108,10 @@ class SlowRedisIT {
       assertThat(latency.max(java.util.concurrent.TimeUnit.MILLISECONDS))
           .as("a claim waited out a pause")
           .isGreaterThan(250);
-      assertThat(counter(h, ProcessorMetrics.DEGRADED))
+      assertThat(h.counter(ProcessorMetrics.DEGRADED))
           .as("slow answers were taken for none")
           .isPositive();
-      assertThat(counter(h, TransactionAwareClients.ABORTED)).as("no transaction aborted").isZero();
+      assertThat(h.counter(TransactionAwareClients.ABORTED)).as("no transaction aborted").isZero();
     }
   }
 
@@ -134,10 +134,5 @@ class SlowRedisIT {
     return h.registry.find(ProcessorMetrics.EVENTS).counters().stream()
         .mapToDouble(c -> c.count())
         .sum();
-  }
-
-  private static double counter(ProcessorHarness h, String name) {
-    var c = h.registry.find(name).counter();
-    return c == null ? 0 : c.count();
   }
 }

@@ -18,6 +18,12 @@ public final class StateTopics {
    */
   public static final String HELD_STORE = "held-events";
 
+  /**
+   * Request id, at its record's arrival time, to the run it was decided for and whether it was to
+   * be applied: the task's record of decided ids within the dedup horizon (D68).
+   */
+  public static final String DECIDED_STORE = "decided-ids";
+
   private StateTopics() {}
 
   /** The changelog topic of {@code store} in application {@code applicationId}. */

@@ -9,6 +9,11 @@ public enum Outcome {
   /** The request id was taken first for another run: dead-lettered as {@code request_id_reused}. */
   REUSED("reused", "redis"),
   /**
+   * As {@link #REUSED}, seen by the task's record of decided ids where Redis was not asked or could
+   * not answer (D68).
+   */
+  REUSED_STORE("reused", "store"),
+  /**
    * Newer than its run's state, held by the reorder window to be applied later in order with what
    * arrives meanwhile (D46). Never returned by the decision table: an APPLY the window defers.
    */

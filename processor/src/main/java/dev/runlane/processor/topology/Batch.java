@@ -111,7 +111,9 @@ final class Batch {
           event.requestId(),
           event.runId());
     }
-    if (claim.heldByThisTask()) {
+    // A reuse the task's record saw holds a claim naming the wrong run: given back, not marked
+    // done for it, so that Redis never says the id is this run's (D68).
+    if (claim.heldByThisTask() && outcome != Outcome.REUSED_STORE) {
       markers.remove(event.requestId());
       markers.put(
           event.requestId(),

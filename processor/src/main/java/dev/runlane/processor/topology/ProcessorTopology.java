@@ -3,12 +3,14 @@ package dev.runlane.processor.topology;
 import dev.runlane.common.envelope.EnvelopeParser;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.processor.dedup.Dedup;
+import java.time.Duration;
 import java.util.Map;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.StoreBuilder;
 import org.apache.kafka.streams.state.Stores;
+import org.apache.kafka.streams.state.WindowStore;
 
 /** Builds the processor's topology; a pure function of its settings and collaborators. */
 public final class ProcessorTopology {
@@ -89,6 +91,9 @@ public final class ProcessorTopology {
     topology.addStateStore(runStore(), PROCESSOR);
     topology.addStateStore(pendingStore(), PROCESSOR);
     topology.addStateStore(heldStore(), PROCESSOR);
+    if (settings.recordsDecided()) {
+      topology.addStateStore(decidedStore(settings), PROCESSOR);
+    }
     addSink(topology, EVENTS_SINK, topics.events());
     addSink(topology, STALE_SINK, topics.stale());
     addSink(topology, RUNS_SINK, topics.runs());
@@ -108,6 +113,20 @@ public final class ProcessorTopology {
   private static StoreBuilder<KeyValueStore<String, byte[]>> runStore() {
     return Stores.keyValueStoreBuilder(
             Stores.persistentKeyValueStore(StoreNames.RUNS), Serdes.String(), Serdes.ByteArray())
+        .withCachingDisabled()
+        .withLoggingEnabled(Map.of());
+  }
+
+  /**
+   * The record of decided ids (D68): kept for the horizon, in segments dropped whole, uncached like
+   * the run store it completes. A window of one millisecond: an entry is an id at its arrival.
+   */
+  private static StoreBuilder<WindowStore<String, byte[]>> decidedStore(TopologySettings settings) {
+    return Stores.windowStoreBuilder(
+            Stores.persistentWindowStore(
+                StoreNames.DECIDED, settings.decidedHorizon(), Duration.ofMillis(1), false),
+            Serdes.String(),
+            Serdes.ByteArray())
         .withCachingDisabled()
         .withLoggingEnabled(Map.of());
   }

@@ -7,7 +7,9 @@ import dev.runlane.processor.dedup.Claim;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.DedupDecision;
 import dev.runlane.processor.dedup.EventKey;
+import dev.runlane.processor.dedup.Order;
 import dev.runlane.processor.dedup.Outcome;
+import dev.runlane.processor.dedup.Recorded;
 import dev.runlane.processor.runs.RunState;
 import java.time.Instant;
 import java.util.HashSet;
@@ -55,6 +57,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   private Intake intake;
   private ParkedEvents parked;
   private Runs runs;
+  private DecidedIds decided;
   private ReorderWindow window; // null without a reorder window
   private int parkedSinceDrain;
 
@@ -95,6 +98,14 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     this.outputs = new Outputs(context, settings, metrics);
     this.intake = new Intake(parser, settings.maxBodyBytes(), ranges, outputs, metrics);
     this.runs = new Runs(context.getStateStore(StoreNames.RUNS), outputs);
+    this.decided =
+        settings.recordsDecided()
+            ? new DecidedIds(
+                context.getStateStore(StoreNames.DECIDED),
+                settings.decidedHorizon(),
+                runs.any(),
+                context.currentSystemTimeMs())
+            : DecidedIds.NONE;
     TopicPartition input =
         new TopicPartition(settings.topics().webhooks(), context.taskId().partition());
     ReorderBuffer held =
@@ -234,9 +245,10 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       faultHook.beforeDecide(event.requestId());
       Claim claim = batch.claimOf(event, range);
       RunState.Head current = runs.head(event.runId());
-      Outcome outcome =
-          DedupDecision.decide(
-              claim, RunState.order(current, event.createdAt(), event.requestId()));
+      Order order = RunState.order(current, event.createdAt(), event.requestId());
+      Recorded recorded =
+          DedupDecision.readsRecord(claim, order) ? decided.find(event) : Recorded.UNKNOWN;
+      Outcome outcome = DedupDecision.decide(claim, order, recorded);
       if (outcome == Outcome.WAIT) {
         waitingRuns.add(event.runId());
         return;
@@ -245,6 +257,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         outcome = window.hold(offset, event, outcome);
       }
       act(event, current, outcome, range);
+      decided.remember(event, outcome);
       parked.unpark(offset, event);
       batch.decided(event, claim, outcome);
     } catch (KafkaException e) {
@@ -270,7 +283,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     switch (outcome) {
       case APPLY -> runs.apply(event, current, range);
       case STALE -> outputs.stale(event, current, range);
-      case REUSED -> reused(event, range);
+      case REUSED, REUSED_STORE -> reused(event, range);
       case HELD -> {} // applied when released
       case DUPLICATE_REDIS, DUPLICATE_STORE ->
           log.debug(

@@ -5,6 +5,7 @@ import dev.runlane.processor.runs.RunHeads;
 import dev.runlane.processor.runs.RunState;
 import dev.runlane.processor.runs.RunStateJson;
 import java.time.Instant;
+import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
@@ -53,6 +54,13 @@ final class Runs {
     store.put(event.runId(), json);
     heads.applied(event.runId(), next.head());
     outputs.applied(event, json, range);
+  }
+
+  /** Whether the task's run store holds any run. */
+  boolean any() {
+    try (KeyValueIterator<String, byte[]> all = store.all()) {
+      return all.hasNext();
+    }
   }
 
   /** The task closes: its heads may be of a transaction that aborts. */

@@ -13,6 +13,9 @@ public final class StoreNames {
   /** Input offset to decoded event, held by the reorder window until its release (D46). */
   public static final String HELD = StateTopics.HELD_STORE;
 
+  /** Request id to its run and outcome, within the dedup horizon (D68). */
+  public static final String DECIDED = StateTopics.DECIDED_STORE;
+
   private StoreNames() {}
 
   /** The changelog topic of {@code store} in application {@code applicationId}. */

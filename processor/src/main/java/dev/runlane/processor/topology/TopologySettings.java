@@ -27,7 +27,14 @@ public record TopologySettings(
     String ownerPrefix,
     Replay replay,
     Duration reorderWindow,
-    int maxHeld) {
+    int maxHeld,
+    Duration decidedHorizon) {
+
+  /**
+   * How long a task's record of decided ids keeps an id when the settings do not say: the default
+   * {@code DEDUP_DONE_TTL_SECONDS}, the horizon of Redis's done markers (D68).
+   */
+  public static final Duration DEFAULT_DECIDED_HORIZON = Duration.ofDays(1);
 
   /** Generation 0's settings: no owner prefix, no replay. */
   public TopologySettings(
@@ -47,7 +54,8 @@ public record TopologySettings(
         "",
         null,
         Duration.ZERO,
-        ProcessorConfig.DEFAULT_REORDER_MAX_HELD);
+        ProcessorConfig.DEFAULT_REORDER_MAX_HELD,
+        DEFAULT_DECIDED_HORIZON);
   }
 
   public static TopologySettings from(ProcessorConfig config) {
@@ -67,7 +75,13 @@ public record TopologySettings(
         generation.ownerPrefix(),
         generation.replay(),
         config.reorderWindow(),
-        config.reorderMaxHeld());
+        config.reorderMaxHeld(),
+        config.decidedRecord() ? config.doneTtl() : Duration.ZERO);
+  }
+
+  /** Whether tasks keep a record of decided ids (D68); only benchmarks measure without it. */
+  boolean recordsDecided() {
+    return !decidedHorizon.isZero();
   }
 
   /** Whether events are held to be applied in order: a reorder window is set (D46). */

@@ -116,6 +116,19 @@ class BatchTest {
         .containsExactly(new EventKey("a", "run-1"), new EventKey("b", "run-2"));
   }
 
+  /** Redis lost the id, the task's record knows it is another run's: no marker names this run. */
+  @Test
+  void aReuseTheRecordSawLeavesNoMarkerAndGivesItsClaimBack() {
+    parked("run-2", "a");
+    Batch batch = batch(Set.of());
+    batch.claimed(Map.of("a", Claim.NEW));
+
+    batch.decided(event(0), batch.claimOf(event(0), Replay.Range.LIVE), Outcome.REUSED_STORE);
+
+    assertThat(batch.markers()).isEmpty();
+    assertThat(batch.claimsUnused()).containsExactly(new EventKey("a", "run-2"));
+  }
+
   @Test
   void countsItsDecisionsAndThoseMadeWithoutRedis() {
     parked("run-1", "a");

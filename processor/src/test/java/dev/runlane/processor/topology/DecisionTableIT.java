@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runlane.common.envelope.EnvelopeParser;
 import dev.runlane.common.envelope.SumeEvents;
+import dev.runlane.common.generation.Replay;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.embedded.EmbeddedRedis;
+import dev.runlane.processor.ProcessorConfig;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.MarkerValues;
@@ -20,6 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -84,10 +87,14 @@ class DecisionTableIT {
 
   /** Batch size 1 decides each event in {@code process()}; larger sizes wait for the punctuator. */
   private void start(URI redisUri, RedisFailureMode mode, int batchSize) {
-    Dedup dedup = redisDedup(redisUri, prefix, registry);
-    TopologySettings settings =
+    start(
+        redisUri,
         new TopologySettings(
-            TOPICS, batchSize, Duration.ofMillis(10), mode, Duration.ofSeconds(1), MAX_BODY);
+            TOPICS, batchSize, Duration.ofMillis(10), mode, Duration.ofSeconds(1), MAX_BODY));
+  }
+
+  private void start(URI redisUri, TopologySettings settings) {
+    Dedup dedup = redisDedup(redisUri, prefix, registry);
     Properties props = TestTopology.streamsProperties(APP);
     driver =
         new TopologyTestDriver(
@@ -130,15 +137,19 @@ class DecisionTableIT {
   }
 
   private void send(String requestId, Instant createdAt) {
+    send(RUN, requestId, createdAt);
+  }
+
+  private void send(String runId, String requestId, Instant createdAt) {
     byte[] body =
-        SumeEvents.event("run-1", requestId, createdAt)
+        SumeEvents.event(runId, requestId, createdAt)
             .type("run.updated")
             .data("at", createdAt.toString())
             .bytes();
     RecordHeaders headers = new RecordHeaders();
     headers.add(
         "received_at", Long.toString(System.currentTimeMillis()).getBytes(StandardCharsets.UTF_8));
-    input.pipeInput(new TestRecord<>("run-1", body, headers, Instant.now()));
+    input.pipeInput(new TestRecord<>(runId, body, headers, Instant.now()));
   }
 
   private void redisHolds(String requestId, String value) {
@@ -363,6 +374,22 @@ class DecisionTableIT {
       driver.advanceWallClockTime(Duration.ofMillis(50));
       assertThat(redis.get(prefix + "r1")).isEqualTo("v0|r1|applied");
     }
+
+    @Test
+    void olderThatWasAppliedIsADuplicateCaughtByTheStoreNotStale() {
+      startAfter("r1", T1);
+      applied("r2", T2);
+      r1Meets("v0|r1|applied");
+      assertDuplicate("store");
+      assertThat(stale.isEmpty()).isTrue();
+    }
+
+    @Test
+    void olderNeverAppliedIsStale() {
+      startAfter("r2", T2);
+      r1Meets("v0|r1|applied");
+      assertStale();
+    }
   }
 
   @Nested
@@ -384,11 +411,23 @@ class DecisionTableIT {
     }
 
     @Test
-    void olderIsADuplicateCaughtByRedis() {
+    void olderIsADuplicateCaughtByRedisWhenTheTasksRecordHasIt() {
+      startAfter("r1", T1); // leaves done:<this task>
+      applied("r2", T2);
+      send("r1", T1);
+      assertDuplicate("redis");
+      assertThat(stale.isEmpty()).isTrue();
+    }
+
+    /**
+     * The marker outlived an aborted attempt, and a newer event was applied since: the task's
+     * record never saw r1 decided, so r1 is listed stale, not dropped as a copy of itself (D68).
+     */
+    @Test
+    void olderThatTheTasksRecordNeverSawIsStaleNotDropped() {
       startAfter("r2", T2);
       r1Meets("done:" + THIS_TASK);
-      assertThat(stale.isEmpty()).isTrue();
-      assertThat(count("duplicate", "redis")).isEqualTo(1);
+      assertStale();
     }
   }
 
@@ -527,6 +566,32 @@ class DecisionTableIT {
       assertStale();
     }
 
+    /** Without Redis, the task's record of decided ids tells a copy from a late event (D68). */
+    @Test
+    void olderThatWasAppliedIsADuplicateCaughtByTheStoreNotStale() {
+      start(dead);
+      applied("r1", T1);
+      applied("r2", T2);
+      send("r1", T1);
+      assertDuplicate("store");
+      assertThat(stale.isEmpty()).isTrue();
+    }
+
+    @Test
+    void aCopyOnAnotherRunIsDeadLetteredReusedAsWithRedis() {
+      start(dead);
+      applied("r1", T1);
+      TestOutputTopic<String, byte[]> dlq = output(TOPICS.dlq());
+      send("run-2", "r1", T2);
+      assertThat(events.isEmpty()).isTrue();
+      assertThat(
+              new String(
+                  dlq.readRecord().headers().lastHeader("dlq.reason").value(),
+                  StandardCharsets.UTF_8))
+          .isEqualTo("request_id_reused");
+      assertThat(count("reused", "store")).isEqualTo(1);
+    }
+
     /** A marker that could not ride on a claim during an outage is written once Redis is back. */
     @Test
     void queuedDoneMarkersWaitOutAnOutage() {
@@ -605,5 +670,50 @@ class DecisionTableIT {
     assertThat(events.readValuesToList()).hasSize(1);
     assertThat(stale.readValuesToList()).hasSize(1);
     assertThat(count("duplicate", "redis")).isEqualTo(1);
+  }
+
+  /**
+   * A replaying generation decides records an earlier generation may have decided on its run store
+   * alone (D35); its record of decided ids tells a copy from a late event there too (D68).
+   */
+  @Nested
+  class Replayed {
+    /** Generation 1, re-deciding partition 0's first 100 offsets unasked and emitting them. */
+    private void startReplaying() {
+      Replay replay =
+          new Replay("replay-1", null, Map.of(), Map.of(0, 0L), Map.of(0, 100L), Map.of());
+      start(
+          EmbeddedRedis.shared().uri(),
+          new TopologySettings(
+              TOPICS,
+              1,
+              Duration.ofMillis(10),
+              RedisFailureMode.DEGRADE,
+              Duration.ofSeconds(1),
+              MAX_BODY,
+              "g1-",
+              replay,
+              Duration.ZERO,
+              ProcessorConfig.DEFAULT_REORDER_MAX_HELD,
+              TopologySettings.DEFAULT_DECIDED_HORIZON));
+    }
+
+    @Test
+    void olderThatWasAppliedIsADuplicateCaughtByTheStoreNotStale() {
+      startReplaying();
+      applied("r1", T1);
+      applied("r2", T2);
+      r1Meets(MarkerValues.done(OTHER_TASK, RUN, false)); // never asked
+      assertDuplicate("store");
+      assertThat(stale.isEmpty()).isTrue();
+    }
+
+    @Test
+    void olderNeverAppliedIsStale() {
+      startReplaying();
+      applied("r2", T2);
+      send("r1", T1);
+      assertStale();
+    }
   }
 }

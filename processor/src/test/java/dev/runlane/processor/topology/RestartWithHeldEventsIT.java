@@ -7,8 +7,6 @@ import dev.runlane.common.envelope.EnvelopeParser;
 import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.embedded.EmbeddedRedis;
-import dev.runlane.processor.ProcessorConfig;
-import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.MarkerValues;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -22,21 +20,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.Properties;
 import java.util.SortedSet;
 import java.util.UUID;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.record.TimestampType;
-import org.apache.kafka.common.serialization.Serde;
-import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
-import org.apache.kafka.streams.state.KeyValueStore;
-import org.apache.kafka.streams.state.Stores;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -63,7 +55,7 @@ class RestartWithHeldEventsIT {
   private final Map<Long, ConsumerRecord<byte[], byte[]>> input = new HashMap<>();
   private final List<String> applied = new ArrayList<>();
   private final List<String> listed = new ArrayList<>(); // stale or dead-lettered
-  private final List<KeyValueStore<?, ?>> stores = new ArrayList<>();
+  private List<StateStore> stores = List.of();
   private TopologySettings settings;
   private Dedup dedup;
   private RedisClient redis;
@@ -83,18 +75,7 @@ class RestartWithHeldEventsIT {
     prefix = "test:" + UUID.randomUUID() + ":";
     redis = RedisClient.create(EmbeddedRedis.shared().uri());
     dedup = DecisionTableIT.redisDedup(EmbeddedRedis.shared().uri(), prefix, registry);
-    settings =
-        new TopologySettings(
-            TOPICS,
-            256,
-            Duration.ofMillis(10),
-            RedisFailureMode.DEGRADE,
-            Duration.ofSeconds(1),
-            4096,
-            "",
-            null,
-            Duration.ofMillis(W),
-            ProcessorConfig.DEFAULT_REORDER_MAX_HELD);
+    settings = TestTopology.windowed(256, Duration.ofMillis(10), Duration.ofMillis(W));
   }
 
   @AfterEach
@@ -146,18 +127,13 @@ class RestartWithHeldEventsIT {
   }
 
   private void start() {
-    Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "restart-with-held");
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-    context = new MockProcessorContext<>(props, new TaskId(0, 0), stateDir.toFile());
+    context = TestTopology.context("restart-with-held", 0, stateDir);
     context.setCurrentSystemTimeMs(wallClockMs);
     context.setCurrentStreamTimeMs(streamTimeMs);
     if (stores.isEmpty()) {
-      stores.add(store(StoreNames.RUNS, Serdes.String(), Serdes.ByteArray()));
-      stores.add(store(StoreNames.PENDING, Serdes.Long(), new PendingEvent.PendingEventSerde()));
-      stores.add(store(StoreNames.HELD, Serdes.Long(), new PendingEvent.PendingEventSerde()));
+      stores = TestTopology.stores(context);
     } else {
-      stores.forEach(context::addStateStore);
+      TestTopology.addTo(context, stores);
     }
     processor =
         new RunEventProcessor(
@@ -171,16 +147,6 @@ class RestartWithHeldEventsIT {
             new SharedRoundTrips(dedup),
             new Input());
     processor.init(context);
-  }
-
-  private <K, V> KeyValueStore<K, V> store(String name, Serde<K> keys, Serde<V> values) {
-    KeyValueStore<K, V> store =
-        Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(name), keys, values)
-            .withLoggingDisabled()
-            .build();
-    store.init(context.getStateStoreContext(), store);
-    context.addStateStore(store);
-    return store;
   }
 
   /** Writes an event to the input at {@code offset} and has the task read it. */

@@ -17,11 +17,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
-import org.apache.kafka.streams.state.KeyValueStore;
-import org.apache.kafka.streams.state.Stores;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -69,20 +66,7 @@ class SharedRoundTripIT {
           TestTopology.context(
               "shared-round-trip", partition, stateDir.resolve("task-" + partition));
       context.setCurrentSystemTimeMs(START_MS); // one clock for the thread's tasks, as in Streams
-      store(
-          Stores.keyValueStoreBuilder(
-                  Stores.inMemoryKeyValueStore(StoreNames.PENDING),
-                  Serdes.Long(),
-                  new PendingEvent.PendingEventSerde())
-              .withLoggingDisabled()
-              .build());
-      store(
-          Stores.keyValueStoreBuilder(
-                  Stores.inMemoryKeyValueStore(StoreNames.RUNS),
-                  Serdes.String(),
-                  Serdes.ByteArray())
-              .withLoggingDisabled()
-              .build());
+      TestTopology.stores(context);
       processor =
           new RunEventProcessor(
               new TopologySettings(
@@ -106,11 +90,6 @@ class SharedRoundTripIT {
               roundTrips,
               InputReader.NONE);
       processor.init(context);
-    }
-
-    private void store(KeyValueStore<?, ?> store) {
-      store.init(context.getStateStoreContext(), store);
-      context.addStateStore(store);
     }
 
     void send(String runId, String requestId, Instant createdAt) {

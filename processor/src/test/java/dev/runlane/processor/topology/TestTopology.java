@@ -5,10 +5,14 @@ import dev.runlane.processor.ProcessorConfig;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Properties;
+import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
+import org.apache.kafka.streams.state.Stores;
 
 /** The settings and Streams properties the topology's tests build their pieces with. */
 final class TestTopology {
@@ -34,7 +38,8 @@ final class TestTopology {
         "",
         null,
         window,
-        ProcessorConfig.DEFAULT_REORDER_MAX_HELD);
+        ProcessorConfig.DEFAULT_REORDER_MAX_HELD,
+        TopologySettings.DEFAULT_DECIDED_HORIZON);
   }
 
   /** Properties for a test driver or a mock context: nothing connects to the broker named. */
@@ -50,5 +55,49 @@ final class TestTopology {
       String applicationId, int partition, Path stateDir) {
     return new MockProcessorContext<>(
         streamsProperties(applicationId), new TaskId(0, partition), stateDir.toFile());
+  }
+
+  /**
+   * Every store the processor uses, in memory and without changelogs, initialized in {@code
+   * context} and added to it; add them to the context of a restarted task with {@link #addTo}.
+   */
+  static List<StateStore> stores(MockProcessorContext<String, byte[]> context) {
+    List<StateStore> stores =
+        List.of(
+            Stores.keyValueStoreBuilder(
+                    Stores.inMemoryKeyValueStore(StoreNames.RUNS),
+                    Serdes.String(),
+                    Serdes.ByteArray())
+                .withLoggingDisabled()
+                .build(),
+            Stores.keyValueStoreBuilder(
+                    Stores.inMemoryKeyValueStore(StoreNames.PENDING),
+                    Serdes.Long(),
+                    new PendingEvent.PendingEventSerde())
+                .withLoggingDisabled()
+                .build(),
+            Stores.keyValueStoreBuilder(
+                    Stores.inMemoryKeyValueStore(StoreNames.HELD),
+                    Serdes.Long(),
+                    new PendingEvent.PendingEventSerde())
+                .withLoggingDisabled()
+                .build(),
+            Stores.windowStoreBuilder(
+                    Stores.inMemoryWindowStore(
+                        StoreNames.DECIDED,
+                        TopologySettings.DEFAULT_DECIDED_HORIZON,
+                        Duration.ofMillis(1),
+                        false),
+                    Serdes.String(),
+                    Serdes.ByteArray())
+                .withLoggingDisabled()
+                .build());
+    stores.forEach(store -> store.init(context.getStateStoreContext(), store));
+    addTo(context, stores);
+    return stores;
+  }
+
+  static void addTo(MockProcessorContext<String, byte[]> context, List<StateStore> stores) {
+    stores.forEach(context::addStateStore);
   }
 }
