@@ -100,6 +100,16 @@ class RunQueryDuringReplayIT {
       assertThat(run.code()).as(run.err()).isZero();
       await().atMost(Duration.ofSeconds(60)).until(() -> allRunsAt(d, EVENTS_PER_RUN));
       Map<String, List<Answer>> seen = poller.stop();
+      seen.forEach(
+          (runId, answers) ->
+              System.out.println(
+                  runId
+                      + ": "
+                      + answers.stream().filter(a -> a.status() == 200).count()
+                      + " answered 200, "
+                      + answers.stream().filter(Answer::isRederiving).count()
+                      + " answered 503 re_deriving, of "
+                      + answers.size()));
 
       assertThat(meanwhile)
           .as("answers for %s while generation 1 re-derives it", HELD_RUN)
