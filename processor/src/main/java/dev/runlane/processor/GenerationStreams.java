@@ -4,6 +4,8 @@ import dev.runlane.common.envelope.EnvelopeParser;
 import dev.runlane.common.generation.Generation;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.generation.GenerationFollower;
+import dev.runlane.processor.generation.ReplayCatchUp;
+import dev.runlane.processor.runs.Rederiving;
 import dev.runlane.processor.runs.RunStoreMemory;
 import dev.runlane.processor.topology.FaultHook;
 import dev.runlane.processor.topology.ProcessorMetrics;
@@ -26,9 +28,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The Kafka Streams client of the generation running now, and what was made for it: started and
  * stopped by the {@link GenerationFollower}, stopped for good by the processor. Starts and stops
- * are serialized on this object.
+ * are serialized on this object. It tells the run query whether a replay is re-deriving runs: from
+ * the moment the tools prepare one until the new generation has caught up, partition by partition
+ * (D69).
  */
-final class GenerationStreams implements GenerationFollower.Streams {
+final class GenerationStreams implements GenerationFollower.Streams, Rederiving {
   // Logged under ProcessorApp's name, as before this class existed: log filters still match.
   private static final Logger log = LoggerFactory.getLogger(ProcessorApp.class);
 
@@ -42,13 +46,15 @@ final class GenerationStreams implements GenerationFollower.Streams {
   private final Consumer<String> fail;
   private final AtomicReference<Running> running = new AtomicReference<>();
   private volatile HostInfo self;
+  private volatile boolean replayPrepared; // Streams stopped while the tools prepare a replay
 
   /** One generation's Streams client and what was made for it. */
   private record Running(
       Generation generation,
       KafkaStreams streams,
       KafkaStreamsMetrics metrics,
-      String memoryPool) {} // memoryPool null: Streams' per-store RocksDB defaults
+      String memoryPool, // null: Streams' per-store RocksDB defaults
+      ReplayCatchUp catchUp) {} // null: the generation replays nothing
 
   /**
    * @param fail stops the processor for good, with the reason
@@ -102,6 +108,26 @@ final class GenerationStreams implements GenerationFollower.Streams {
   }
 
   @Override
+  public boolean on(int partition) {
+    Running r = running.get();
+    if (r == null) {
+      return replayPrepared;
+    }
+    if (r.catchUp() == null) {
+      return false;
+    }
+    return partition == Rederiving.ANY
+        ? r.catchUp().rederiving()
+        : r.catchUp().rederiving(partition);
+  }
+
+  @Override
+  public void preparing(Generation latest) {
+    replayPrepared =
+        latest.kind() == Generation.Kind.REBUILD || latest.kind() == Generation.Kind.REPROCESS;
+  }
+
+  @Override
   public synchronized void start(Generation generation) {
     Topology topology =
         ProcessorTopology.build(
@@ -137,7 +163,10 @@ final class GenerationStreams implements GenerationFollower.Streams {
             generation,
             streams,
             streamsMetrics,
-            properties.getProperty(RunStoreMemory.POOL_CONFIG)));
+            properties.getProperty(RunStoreMemory.POOL_CONFIG),
+            ReplayCatchUp.start(
+                generation, config.kafkaClient().withBootstrap(config.bootstrapServers()))));
+    replayPrepared = false;
   }
 
   /** Stops the running generation's Streams for a swap or a replay: it leaves its group. */
@@ -167,6 +196,9 @@ final class GenerationStreams implements GenerationFollower.Streams {
                             : CloseOptions.GroupMembershipOperation.DEFAULT)
                     .withTimeout(Duration.ofSeconds(30)));
     r.metrics().close();
+    if (r.catchUp() != null) {
+      r.catchUp().close();
+    }
     if (r.memoryPool() != null && storesClosed) {
       // Freed only once no store can use it: a store still open on a freed cache would crash
       // the JVM, where a leaked cache costs memory in a process that is stopping anyway.

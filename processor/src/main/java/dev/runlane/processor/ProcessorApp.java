@@ -80,7 +80,8 @@ public final class ProcessorApp implements AutoCloseable {
               this.streams::isRunning,
               Map.of(
                   "/runs/",
-                  new RunQueryHandler(this.streams::streams, StoreNames.RUNS, this.streams::self)));
+                  new RunQueryHandler(
+                      this.streams::streams, StoreNames.RUNS, this.streams::self, this.streams)));
       started.push(this.admin);
       this.streams.serveAt(new HostInfo(config.advertisedHost(), this.admin.port()));
       this.follower =

@@ -65,6 +65,7 @@ final class Deployment implements AutoCloseable {
   private String database;
   private SinkApp sink;
   private PrometheusMeterRegistry sinkRegistry;
+  private FaultHook faultHook = FaultHook.NONE;
 
   Deployment(Infra infra, String prefix, int partitions, int processorCount) {
     this.infra = infra;
@@ -108,6 +109,12 @@ final class Deployment implements AutoCloseable {
   /** Sets one variable for the services started from now on, as a redeploy would. */
   Deployment with(String variable, String value) {
     env.put(variable, value);
+    return this;
+  }
+
+  /** The test seam every processor started from now on runs with. */
+  Deployment withFaultHook(FaultHook hook) {
+    this.faultHook = hook;
     return this;
   }
 
@@ -172,10 +179,7 @@ final class Deployment implements AutoCloseable {
     processors.set(
         i,
         ProcessorApp.start(
-            config,
-            new RedisDedup(config.redisDedupSettings(), registry),
-            registry,
-            FaultHook.NONE));
+            config, new RedisDedup(config.redisDedupSettings(), registry), registry, faultHook));
     registries.set(i, registry);
     return this;
   }

@@ -273,7 +273,7 @@ public final class PipelineVerifier {
               metrics.count("held") + " held, " + down.stale.size() + " later than the window"));
     }
 
-    List<String> apiMismatches = compareQueryApi(http, down.runs);
+    List<String> apiMismatches = compareQueryApi(http, down.runs, settleTimeout);
     checks.add(
         Check.of(
             "query API agrees with sume.runs", apiMismatches, down.runs.size() + " runs queried"));
@@ -338,7 +338,32 @@ public final class PipelineVerifier {
     return regressions;
   }
 
-  private List<String> compareQueryApi(HttpClient http, Map<String, JsonNode> runs) {
+  /**
+   * Asks for one run, again while the answer is a 503 with {@code Retry-After} (a replay still
+   * re-deriving the run, D69), until {@code deadline} ({@link System#nanoTime()}).
+   */
+  private static HttpResponse<String> queryRun(HttpClient http, URI uri, long deadline)
+      throws IOException, InterruptedException {
+    while (true) {
+      HttpResponse<String> response =
+          http.send(
+              HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).GET().build(),
+              HttpResponse.BodyHandlers.ofString());
+      var retryAfter = response.headers().firstValue("Retry-After");
+      if (response.statusCode() != 503
+          || retryAfter.isEmpty()
+          || !retryAfter.get().matches("[0-9]{1,3}")
+          || System.nanoTime() - deadline > 0) {
+        return response;
+      }
+      // Waiting as the answer asks: the client side of the 503's contract, not a synchronization.
+      Thread.sleep(Duration.ofSeconds(Long.parseLong(retryAfter.get())).toMillis());
+    }
+  }
+
+  private List<String> compareQueryApi(
+      HttpClient http, Map<String, JsonNode> runs, Duration settleTimeout) {
+    long deadline = System.nanoTime() + settleTimeout.toNanos();
     List<String> mismatches = new ArrayList<>();
     for (Map.Entry<String, JsonNode> run : runs.entrySet()) {
       URI uri =
@@ -346,10 +371,7 @@ public final class PipelineVerifier {
               .processorUri()
               .resolve("/runs/" + URLEncoder.encode(run.getKey(), StandardCharsets.UTF_8));
       try {
-        HttpResponse<String> response =
-            http.send(
-                HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).GET().build(),
-                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> response = queryRun(http, uri, deadline);
         if (response.statusCode() != 200) {
           mismatches.add(run.getKey() + ": HTTP " + response.statusCode());
           continue;

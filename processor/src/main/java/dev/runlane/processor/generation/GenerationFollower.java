@@ -40,6 +40,12 @@ public final class GenerationFollower {
 
     /** Stops the running generation's Streams, leaving its group. */
     void stop();
+
+    /**
+     * The operator tools prepare {@code latest}: no generation runs until it is active. Called
+     * before {@link #stop()} on a swap to it, and at start while it is prepared.
+     */
+    void preparing(Generation latest);
   }
 
   private final ControlTopic.Reader control;
@@ -185,6 +191,7 @@ public final class GenerationFollower {
             "{} is being prepared by the operator tools: Streams stopped until it is active",
             latest.describe());
       }
+      streams.preparing(latest);
       if (now != null) {
         streams.stop();
       }

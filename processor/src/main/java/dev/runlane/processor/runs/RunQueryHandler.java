@@ -29,22 +29,39 @@ import org.slf4j.LoggerFactory;
  * {@code GET /runs/{run_id}}: the run's state from the run store, wherever in the group it lives.
  * When another instance hosts the key, the request is relayed to it once ({@code ?local=true} stops
  * a second hop while the group rebalances).
+ *
+ * <p>An answer never steps back (G3, D44): while a replay re-derives the run's partition, its store
+ * may hold an older state than the one answered before, or none, so the answer is 503 {@code
+ * re_deriving} until the new generation has caught up there (D69). Every 503 says when to ask again
+ * ({@code Retry-After}).
  */
 public final class RunQueryHandler implements HttpHandler {
   private static final Logger log = LoggerFactory.getLogger(RunQueryHandler.class);
   private static final String PREFIX = "/runs/";
 
+  /** Seconds a client waits before asking again after a 503: the catch-up is checked as often. */
+  static final String RETRY_AFTER_SECONDS = "1";
+
+  private static final String REDERIVING_MESSAGE =
+      "a replay is re-deriving this run's state; its last committed state is answered again once"
+          + " the new generation has re-derived past where the previous one stopped";
+
   private final Supplier<KafkaStreams> streams;
   private final String storeName;
   private final Supplier<HostInfo> self;
+  private final Rederiving rederiving;
   private final HttpClient http =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
   public RunQueryHandler(
-      Supplier<KafkaStreams> streams, String storeName, Supplier<HostInfo> self) {
+      Supplier<KafkaStreams> streams,
+      String storeName,
+      Supplier<HostInfo> self,
+      Rederiving rederiving) {
     this.streams = streams;
     this.storeName = storeName;
     this.self = self;
+    this.rederiving = rederiving;
   }
 
   @Override
@@ -66,22 +83,28 @@ public final class RunQueryHandler implements HttpHandler {
   private void answer(HttpExchange exchange, String runId, boolean localOnly) throws IOException {
     KafkaStreams kafkaStreams = streams.get();
     if (kafkaStreams == null || !kafkaStreams.state().isRunningOrRebalancing()) {
-      AdminServer.sendError(exchange, 503, "not_ready", "the processor is not running yet");
+      unavailable(exchange, Rederiving.ANY, "the processor is not running yet");
       return;
     }
     KeyQueryMetadata where =
         kafkaStreams.queryMetadataForKey(storeName, runId, Serdes.String().serializer());
     if (where == null || KeyQueryMetadata.NOT_AVAILABLE.equals(where)) {
-      AdminServer.sendError(exchange, 503, "not_ready", "the run store is not available yet");
+      unavailable(exchange, Rederiving.ANY, "the run store is not available yet");
       return;
     }
     boolean hostedHere = where.activeHost().equals(self.get());
     if (localOnly && !hostedHere) {
       // Relayed here, but the group moved the run meanwhile: a later retry finds it.
-      AdminServer.sendError(exchange, 503, "not_ready", "the run is moving between instances");
+      unavailable(exchange, where.partition(), "the run is moving between instances");
       return;
     }
     if (hostedHere) {
+      // Asked before the store is read: once the partition has caught up, the store's committed
+      // view holds states at least as new as the previous generation's (D69).
+      if (rederiving.on(where.partition())) {
+        unavailable(exchange, where.partition(), "the run's state is being re-derived");
+        return;
+      }
       byte[] json; // the run state as the processor wrote it
       try {
         ReadOnlyKeyValueStore<String, byte[]> store =
@@ -91,7 +114,7 @@ public final class RunQueryHandler implements HttpHandler {
         json = store.get(runId);
       } catch (InvalidStateStoreException e) {
         // A rebalance or a replaced thread is restoring the store: the answer is "later", not 500.
-        AdminServer.sendError(exchange, 503, "not_ready", "the run store is being restored");
+        unavailable(exchange, where.partition(), "the run store is being restored");
         return;
       }
       if (json == null) {
@@ -102,6 +125,19 @@ public final class RunQueryHandler implements HttpHandler {
       return;
     }
     relay(exchange, where.activeHost(), runId);
+  }
+
+  /**
+   * Answers 503 with {@code Retry-After}: {@code re_deriving} while a replay re-derives runs of
+   * {@code partition}, else {@code not_ready} with {@code reason}.
+   */
+  private void unavailable(HttpExchange exchange, int partition, String reason) throws IOException {
+    exchange.getResponseHeaders().set("Retry-After", RETRY_AFTER_SECONDS);
+    if (rederiving.on(partition)) {
+      AdminServer.sendError(exchange, 503, "re_deriving", REDERIVING_MESSAGE);
+    } else {
+      AdminServer.sendError(exchange, 503, "not_ready", reason);
+    }
   }
 
   private void relay(HttpExchange exchange, HostInfo host, String runId) throws IOException {
@@ -119,6 +155,10 @@ public final class RunQueryHandler implements HttpHandler {
           http.send(
               HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).GET().build(),
               HttpResponse.BodyHandlers.ofByteArray());
+      response
+          .headers()
+          .firstValue("Retry-After")
+          .ifPresent(v -> exchange.getResponseHeaders().set("Retry-After", v));
       AdminServer.send(
           exchange,
           response.statusCode(),
@@ -126,6 +166,7 @@ public final class RunQueryHandler implements HttpHandler {
           response.body());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      exchange.getResponseHeaders().set("Retry-After", RETRY_AFTER_SECONDS);
       AdminServer.sendError(exchange, 503, "unavailable", "interrupted");
     } catch (IOException e) {
       log.warn("run query relay to {} failed for run_id={}: {}", host, runId, e.toString());
