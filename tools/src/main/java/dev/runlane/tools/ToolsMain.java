@@ -346,10 +346,17 @@ public final class ToolsMain implements Runnable {
     @Option(names = "--dry-run", description = "Check what would be re-driven; write nothing.")
     boolean dryRun;
 
+    @Option(
+        names = "--force",
+        description =
+            "Re-drive request_id_reused records too: once the first run's done marker expired,"
+                + " each is applied to its own run, a second run for its request id.")
+    boolean force;
+
     @Override
     public Integer call() {
       try (Pipeline pipeline = context.pipeline()) {
-        new DlqCommands(pipeline, context.out()).redrive(reason, at, rate, dryRun);
+        new DlqCommands(pipeline, context.out()).redrive(reason, at, rate, dryRun, force);
       }
       return ExitCodes.OK;
     }

@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.runlane.common.config.Secret;
+import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.generation.ControlTopic;
 import dev.runlane.common.generation.Generation;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.metrics.Metrics;
+import dev.runlane.common.signature.SumeSignatureVerifier;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.Postgres;
 import dev.runlane.ingress.IngressApp;
@@ -28,6 +30,9 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,6 +40,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -56,6 +62,9 @@ final class Deployment implements AutoCloseable {
   final TopicNames topics;
   final String applicationId;
   final String controlTopic;
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
   private final Map<String, String> env = new LinkedHashMap<>();
   private final List<ProcessorApp> processors = new ArrayList<>();
   private final List<PrometheusMeterRegistry> registries = new ArrayList<>();
@@ -131,6 +140,32 @@ final class Deployment implements AutoCloseable {
 
   URI webhookUri() {
     return URI.create("http://127.0.0.1:" + ingress.port() + "/webhooks/sume");
+  }
+
+  /** Posts one signed Sume event to the ingress, as Sume does, and expects its 200. */
+  void post(String runId, String requestId, Instant createdAt) throws Exception {
+    byte[] body = SumeEvents.event(runId, requestId, createdAt).type("run.updated").bytes();
+    long ts = Instant.now().getEpochSecond();
+    HttpResponse<String> response =
+        HTTP.send(
+            HttpRequest.newBuilder(webhookUri())
+                .header("Content-Type", "application/json")
+                .header("X-Sume-Timestamp", Long.toString(ts))
+                .header("X-Sume-Signature", SumeSignatureVerifier.sign(secret, ts, body))
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+  }
+
+  /** {@code GET /runs/{id}} of processor 0, which answers or relays to the run's host. */
+  HttpResponse<byte[]> getRun(String runId) throws Exception {
+    return HTTP.send(
+        HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + processor(0).adminPort() + "/runs/" + runId))
+            .timeout(Duration.ofSeconds(10))
+            .build(),
+        HttpResponse.BodyHandlers.ofByteArray());
   }
 
   /**

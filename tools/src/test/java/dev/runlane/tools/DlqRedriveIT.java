@@ -91,6 +91,24 @@ class DlqRedriveIT {
       }
       assertThat(applied(infra, d, big)).as("applied once, re-driven twice").isEqualTo(1);
       assertThat(d.count("runlane.processor.events", "outcome", "duplicate")).isPositive();
+
+      // A copy of that id on another run is dead-lettered request_id_reused (D41); re-driving it
+      // would apply it to the second run once the first run's marker expired: refused.
+      try (KafkaProducer<String, byte[]> producer = producer(infra)) {
+        producer
+            .send(record(d, "run-dlq-2", big, body(big, "run-dlq-2", "")))
+            .get(30, TimeUnit.SECONDS);
+      }
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> Topics.readAll(infra.bootstrapServers(), d.topics.dlq()).size() == 3);
+      Deployment.ToolRun reused = d.tool("dlq", "redrive", "--reason", "request_id_reused");
+      assertThat(reused.code()).as(reused.out()).isNotZero();
+      assertThat(reused.err()).contains("1 of the chosen records are request_id_reused", "--force");
+      Deployment.ToolRun dryRun =
+          d.tool("dlq", "redrive", "--reason", "request_id_reused", "--dry-run");
+      assertThat(dryRun.code()).as(dryRun.err()).isZero();
+      assertThat(dryRun.out()).contains("1 would be re-driven");
     }
   }
 

@@ -3,15 +3,10 @@ package dev.runlane.tools;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.runlane.common.envelope.SumeEvents;
-import dev.runlane.common.signature.SumeSignatureVerifier;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
 import dev.runlane.processor.runs.RunStateJson;
 import dev.runlane.processor.topology.FaultHook;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -40,8 +35,6 @@ import org.junit.jupiter.api.Test;
  */
 @RealInfra
 class RunQueryDuringReplayIT {
-  private static final HttpClient HTTP =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
   private static final int RUNS = 6;
   private static final int EVENTS_PER_RUN = 15;
   private static final String HELD_RUN = "run-0";
@@ -68,7 +61,7 @@ class RunQueryDuringReplayIT {
           from = Instant.now();
         }
         for (int r = 0; r < RUNS; r++) {
-          post(d, "run-" + r, requestId("run-" + r, i), t0.plusSeconds(i));
+          d.post("run-" + r, requestId("run-" + r, i), t0.plusSeconds(i));
         }
       }
       await().atMost(Duration.ofSeconds(60)).until(() -> allRunsAt(d, EVENTS_PER_RUN));
@@ -92,7 +85,7 @@ class RunQueryDuringReplayIT {
       assertThat(hold.reached.await(90, TimeUnit.SECONDS)).as("generation 1 re-derives").isTrue();
       List<Answer> meanwhile = new ArrayList<>();
       for (int i = 0; i < 5; i++) {
-        meanwhile.add(Answer.of(get(d, HELD_RUN)));
+        meanwhile.add(Answer.of(d.getRun(HELD_RUN)));
       }
       hold.release.countDown();
 
@@ -147,38 +140,12 @@ class RunQueryDuringReplayIT {
 
   private static boolean allRunsAt(Deployment d, int count) throws Exception {
     for (int r = 0; r < RUNS; r++) {
-      Answer a = Answer.of(get(d, "run-" + r));
+      Answer a = Answer.of(d.getRun("run-" + r));
       if (a.status() != 200 || a.appliedCount() != count) {
         return false;
       }
     }
     return true;
-  }
-
-  private static void post(Deployment d, String runId, String requestId, Instant createdAt)
-      throws Exception {
-    byte[] body = SumeEvents.event(runId, requestId, createdAt).type("run.updated").bytes();
-    long ts = Instant.now().getEpochSecond();
-    HttpResponse<String> response =
-        HTTP.send(
-            HttpRequest.newBuilder(d.webhookUri())
-                .header("Content-Type", "application/json")
-                .header("X-Sume-Timestamp", Long.toString(ts))
-                .header("X-Sume-Signature", SumeSignatureVerifier.sign(d.secret, ts, body))
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
-    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
-  }
-
-  /** Asks processor 0, which answers or relays to the instance hosting the run. */
-  private static HttpResponse<byte[]> get(Deployment d, String runId) throws Exception {
-    return HTTP.send(
-        HttpRequest.newBuilder(
-                URI.create("http://127.0.0.1:" + d.processor(0).adminPort() + "/runs/" + runId))
-            .timeout(Duration.ofSeconds(10))
-            .build(),
-        HttpResponse.BodyHandlers.ofByteArray());
   }
 
   /** One answer of {@code GET /runs/{id}}, as much of it as the assertions need. */
@@ -214,7 +181,7 @@ class RunQueryDuringReplayIT {
             for (int r = 0; r < RUNS; r++) {
               String runId = "run-" + r;
               try {
-                Answer a = Answer.of(get(d, runId));
+                Answer a = Answer.of(d.getRun(runId));
                 answers.computeIfAbsent(runId, k -> new CopyOnWriteArrayList<>()).add(a);
               } catch (Exception e) {
                 failures.add(e);

@@ -3,6 +3,7 @@ package dev.runlane.processor.dedup;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The shared dedup layer: claim request ids before deciding, mark them done after, release them on
@@ -26,6 +27,15 @@ public interface Dedup extends AutoCloseable {
 
   /** Deletes each event's claim if, and only if, it is still {@code owner}'s processing claim. */
   void release(String owner, Collection<EventKey> events);
+
+  /**
+   * Reads, without writing anything, which of {@code events} have an id whose marker names another
+   * run: for events decided on the run store alone (a replay's ranges), so that a reused id is
+   * dead-lettered as the live decision did (D70). A layer that knows nothing says none.
+   */
+  default Set<String> takenForOtherRuns(Collection<EventKey> events) {
+    return Set.of();
+  }
 
   /**
    * Checks at start what can never fix itself (refused credentials); a layer that is only away

@@ -45,6 +45,23 @@ public final class MarkerValues {
   }
 
   /**
+   * Whether {@code value}, read from a request id's key, is a runlane marker (a claim or done, of
+   * any owner) that names another run than {@code runId}: the id was taken first for that run
+   * (D41). A value without a run tag, or no runlane value at all, names no other run.
+   */
+  static boolean namesOtherRun(String value, String runId) {
+    if (value == null || !(value.startsWith(DONE) || value.startsWith(PROCESSING))) {
+      return false;
+    }
+    String rest =
+        value.endsWith(STALE_SUFFIX)
+            ? value.substring(0, value.length() - STALE_SUFFIX.length())
+            : value;
+    int run = rest.lastIndexOf(RUN);
+    return run >= 0 && !rest.substring(run + 1).equals(runTag(runId));
+  }
+
+  /**
    * Reads the value that Redis returned for a key this task did not manage to set, for an event of
    * {@code runId}.
    */

@@ -8,9 +8,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -56,6 +58,7 @@ public final class RedisDedup implements Dedup {
   private final Timer claimTimer;
   private final Timer doneTimer;
   private final Timer releaseTimer;
+  private final Timer readTimer;
 
   public RedisDedup(RedisDedupSettings settings, MeterRegistry registry) {
     this(createClient(settings), settings, registry, System::nanoTime);
@@ -73,6 +76,7 @@ public final class RedisDedup implements Dedup {
     this.claimTimer = DedupMetrics.redisLatency(registry, "claim");
     this.doneTimer = DedupMetrics.redisLatency(registry, "done");
     this.releaseTimer = DedupMetrics.redisLatency(registry, "release");
+    this.readTimer = DedupMetrics.redisLatency(registry, "read");
     DedupMetrics.availability(registry, available);
   }
 
@@ -183,6 +187,30 @@ public final class RedisDedup implements Dedup {
     }
     answered("claim", claimTimer, start);
     return claims;
+  }
+
+  @Override
+  public Set<String> takenForOtherRuns(Collection<EventKey> events) {
+    if (events.isEmpty()) {
+      return Set.of();
+    }
+    checkAvailable();
+    long start = nanoTime.getAsLong();
+    List<EventKey> asked = List.copyOf(events);
+    List<String> values;
+    try {
+      values = client.mget(asked.stream().map(e -> key(e.requestId())).toArray(String[]::new));
+    } catch (JedisException e) {
+      throw unavailable("read", e);
+    }
+    answered("read", readTimer, start);
+    Set<String> taken = new HashSet<>();
+    for (int i = 0; i < asked.size(); i++) {
+      if (MarkerValues.namesOtherRun(values.get(i), asked.get(i).runId())) {
+        taken.add(asked.get(i).requestId());
+      }
+    }
+    return taken;
   }
 
   @Override

@@ -81,7 +81,18 @@ public final class RunQueryHandler implements HttpHandler {
   }
 
   private void answer(HttpExchange exchange, String runId, boolean localOnly) throws IOException {
-    KafkaStreams kafkaStreams = streams.get();
+    try {
+      answerFrom(streams.get(), exchange, runId, localOnly);
+    } catch (IllegalStateException e) {
+      // The Streams client stopped between the state check and the query (a generation switch,
+      // a shutdown): the answer is "later", never 500 for a run that may exist.
+      unavailable(exchange, Rederiving.ANY, "the processor is switching its Streams client");
+    }
+  }
+
+  private void answerFrom(
+      KafkaStreams kafkaStreams, HttpExchange exchange, String runId, boolean localOnly)
+      throws IOException {
     if (kafkaStreams == null || !kafkaStreams.state().isRunningOrRebalancing()) {
       unavailable(exchange, Rederiving.ANY, "the processor is not running yet");
       return;

@@ -34,7 +34,9 @@ final class Batch {
   private final Map<String, String> firstRun = new HashMap<>();
 
   private final List<EventKey> toClaim = new ArrayList<>();
+  private final List<EventKey> decidedAlone = new ArrayList<>();
   private Map<String, Claim> claims = Map.of();
+  private Set<String> takenForOtherRuns = Set.of();
   private final Set<String> decidedIds = new HashSet<>();
   private final Map<String, Marker> markers = new LinkedHashMap<>();
   private final Map<Outcome, Integer> counts = new EnumMap<>(Outcome.class);
@@ -55,14 +57,20 @@ final class Batch {
     this.countDegraded = countDegraded;
     this.size = events.size();
     Set<String> asked = new HashSet<>();
+    Set<String> lookedUp = new HashSet<>();
     for (KeyValue<Long, PendingEvent> kv : events) {
       PendingEvent event = kv.value;
       if (waitingRuns.contains(event.runId())) {
         continue;
       }
       firstRun.putIfAbsent(event.requestId(), event.runId());
-      if (!ranges.of(kv.key, event.headers()).storeAlone() && asked.add(event.requestId())) {
-        toClaim.add(new EventKey(event.requestId(), event.runId()));
+      EventKey key = new EventKey(event.requestId(), event.runId());
+      if (!ranges.of(kv.key, event.headers()).storeAlone()) {
+        if (asked.add(event.requestId())) {
+          toClaim.add(key);
+        }
+      } else if (lookedUp.add(event.requestId())) {
+        decidedAlone.add(key);
       }
     }
   }
@@ -70,6 +78,19 @@ final class Batch {
   /** The ids to claim, each once, in offset order. */
   List<EventKey> toClaim() {
     return toClaim;
+  }
+
+  /**
+   * The ids decided on the run store alone (a replay's ranges), each once, in offset order: not
+   * claimed, only looked up for a marker that names another run (D70).
+   */
+  List<EventKey> decidedAlone() {
+    return decidedAlone;
+  }
+
+  /** The ids of {@link #decidedAlone()} whose marker names another run than their event's. */
+  void takenForOtherRuns(Set<String> requestIds) {
+    this.takenForOtherRuns = requestIds;
   }
 
   /** What Redis answered for {@link #toClaim()}, by request id. */
@@ -88,7 +109,9 @@ final class Batch {
       return Claim.OTHER_RUN;
     }
     if (range.storeAlone()) {
-      return Claim.REPLAY;
+      // Not claimed, so that no generation's marker skews a re-derived decision (D35); but a
+      // marker that names another run says the live decision dead-lettered this copy (D70).
+      return takenForOtherRuns.contains(event.requestId()) ? Claim.OTHER_RUN : Claim.REPLAY;
     }
     Claim claim = claims.get(event.requestId());
     if (claim != Claim.UNAVAILABLE && !decidedIds.add(event.requestId())) {

@@ -12,6 +12,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -136,6 +137,26 @@ final class RedisClaims {
     Map<String, Claim> unavailable = new HashMap<>(events.size() * 2);
     events.forEach(event -> unavailable.put(event.requestId(), Claim.UNAVAILABLE));
     return new ThreadRoundTrip.Answer(unavailable, List.of());
+  }
+
+  /**
+   * Which of {@code events}, decided on the run store alone, have an id whose marker names another
+   * run (D70): one read-only round trip, counted against the transaction's Redis time. None when
+   * Redis is not asked, out of budget or does not answer: the run store and its record decide, as
+   * before.
+   */
+  Set<String> takenForOtherRuns(List<EventKey> events) {
+    if (events.isEmpty() || !dedup.enabled() || !budget.allows()) {
+      return Set.of();
+    }
+    long start = System.nanoTime();
+    try {
+      return dedup.takenForOtherRuns(events);
+    } catch (DedupUnavailableException e) {
+      return Set.of();
+    } finally {
+      budget.spend(System.nanoTime() - start);
+    }
   }
 
   /** Owes a batch's done markers to the next round trip; one for an id owed already replaces it. */

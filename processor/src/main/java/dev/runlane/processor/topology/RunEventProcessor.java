@@ -209,6 +209,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       return false;
     }
     batch.claimed(answer.claims());
+    batch.takenForOtherRuns(claims.takenForOtherRuns(batch.decidedAlone()));
     try {
       if (!answer.markersWritten().isEmpty()) {
         faultHook.afterMarkDone(answer.markersWritten());
@@ -316,11 +317,15 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   private void applyFailed(long offset, PendingEvent event, FailedAttempts.Failure failure) {
     Replay.Range range = ranges.of(offset, event.headers());
     metrics.applyFailed(true);
-    outputs.deadLetter(
-        event,
-        range,
-        "apply_failed",
-        failure.attempts() + " attempts failed; the last: " + failure.lastError());
+    String detail = failure.attempts() + " attempts failed; the last: " + failure.lastError();
+    if (!range.emits()) {
+      // A rebuild re-derives silently what an older generation decided, and cannot here: that
+      // generation may have applied it, and this run's rebuilt state may now differ from the one
+      // before. Dead-lettered all the same, so that it is seen and can be re-driven (issue 36).
+      detail = "while a replay re-derived it silently: " + detail;
+      range = Replay.Range.LIVE;
+    }
+    outputs.deadLetter(event, range, "apply_failed", detail);
     parked.unpark(offset, event);
     failures.settled(owner, offset);
   }

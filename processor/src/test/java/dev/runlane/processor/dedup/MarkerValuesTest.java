@@ -50,6 +50,23 @@ class MarkerValuesTest {
     assertThat(MarkerValues.read(written, owner, RUN)).isEqualTo(expected);
   }
 
+  /** A replay's lookup: only a runlane value with another run's tag names another run (D70). */
+  @ParameterizedTest(name = "{0} names another run: {1}")
+  @CsvSource({
+    "'done:0_1@OTHER', true",
+    "'done:g1/0_1@OTHER:stale', true",
+    "'processing:0_1@OTHER', true",
+    "'done:0_1@TAG', false",
+    "'done:0_1@TAG:stale', false",
+    "'done:0_1', false",
+    "'v0|r1|applied', false",
+  })
+  void namesAnotherRunOnlyByItsTag(String value, boolean expected) {
+    String written = value.replace("@TAG", "@" + TAG).replace("@OTHER", "@" + OTHER_TAG);
+    assertThat(MarkerValues.namesOtherRun(written, RUN)).isEqualTo(expected);
+    assertThat(MarkerValues.namesOtherRun(null, RUN)).isFalse();
+  }
+
   @Test
   void whatItWritesItReadsBack() {
     assertThat(MarkerValues.read(MarkerValues.processing("g1/0_3", RUN), "g1/0_3", RUN))

@@ -102,6 +102,17 @@ class BatchTest {
   }
 
   @Test
+  void aReplayedEventWhoseIdAMarkerGivesToAnotherRunIsReused() {
+    parked("run-1", "a");
+    parked("run-1", "b");
+    Batch batch = batch(Set.of());
+    batch.takenForOtherRuns(Set.of("a"));
+
+    assertThat(batch.claimOf(event(0), Replay.Range.SILENT)).isEqualTo(Claim.OTHER_RUN);
+    assertThat(batch.claimOf(event(1), Replay.Range.SILENT)).isEqualTo(Claim.REPLAY);
+  }
+
+  @Test
   void decidedClaimsBecomeMarkersAndUndecidedOnesGoBack() {
     parked("run-1", "a");
     parked("run-2", "b");

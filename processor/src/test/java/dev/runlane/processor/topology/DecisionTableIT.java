@@ -708,6 +708,24 @@ class DecisionTableIT {
       assertThat(stale.isEmpty()).isTrue();
     }
 
+    /**
+     * Live, the copy on run-1 met the marker run-0's event left and was dead-lettered: re-derived,
+     * it is dead-lettered again, though no task of this partition ever saw run-0 (D70).
+     */
+    @Test
+    void aCopyWhoseMarkerNamesAnotherRunIsReusedAsLive() {
+      startReplaying();
+      TestOutputTopic<String, byte[]> dlq = output(TOPICS.dlq());
+      r1Meets(MarkerValues.done(OTHER_TASK, "run-0", false));
+      assertThat(events.isEmpty()).isTrue();
+      assertThat(
+              new String(
+                  dlq.readRecord().headers().lastHeader("dlq.reason").value(),
+                  StandardCharsets.UTF_8))
+          .isEqualTo("request_id_reused");
+      assertThat(redis.get(prefix + "r1")).isEqualTo(MarkerValues.done(OTHER_TASK, "run-0", false));
+    }
+
     @Test
     void olderNeverAppliedIsStale() {
       startReplaying();

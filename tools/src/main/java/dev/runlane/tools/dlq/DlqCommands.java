@@ -22,6 +22,8 @@ import org.apache.kafka.common.header.Header;
  * was applied since is a duplicate, never applied twice (D38).
  */
 public final class DlqCommands {
+  private static final String REUSED = "request_id_reused";
+
   private static final int SHOW_BODY_BYTES = 64 * 1024;
 
   private final Pipeline pipeline;
@@ -89,11 +91,13 @@ public final class DlqCommands {
 
   /**
    * Re-drives the DLQ records chosen by {@code reason} and/or {@code only} (coordinates), at most
-   * {@code ratePerSecond}. Records whose body still cannot be decoded are skipped and counted.
+   * {@code ratePerSecond}. Records whose body still cannot be decoded are skipped and counted;
+   * {@code request_id_reused} records are refused unless {@code force}.
    *
    * @return records written to the input
    */
-  public long redrive(String reason, List<String> only, int ratePerSecond, boolean dryRun) {
+  public long redrive(
+      String reason, List<String> only, int ratePerSecond, boolean dryRun, boolean force) {
     if (reason == null && only.isEmpty()) {
       throw new Refused(
           "choose what to re-drive: --reason R and/or --at <topic>/<partition>/<offset>");
@@ -107,6 +111,7 @@ public final class DlqCommands {
     List<ConsumerRecord<byte[], byte[]>> chosen =
         only.isEmpty() ? withReason(reason) : at(only, reason);
     steps.done(chosen.size() + " records");
+    refuseReused(chosen, dryRun || force);
     steps.step(
         (dryRun ? "check (dry run) " : "re-drive ")
             + "them into "
@@ -123,6 +128,29 @@ public final class DlqCommands {
             + (skipped.isEmpty() ? "" : "; skipped: " + skipped));
     steps.summary("dlq redrive: " + written + " of " + chosen.size());
     return written;
+  }
+
+  /**
+   * Refuses to re-drive a copy of a request id that was taken first for another run, unless {@code
+   * allowed}: while that run's done marker lives it is dead-lettered again, and once the marker
+   * expired it is applied to the second run, which a request id naming one event of one run forbids
+   * (D41). Neither is what a re-drive is for (issue 36 item 6).
+   */
+  private static void refuseReused(List<ConsumerRecord<byte[], byte[]>> chosen, boolean allowed) {
+    long reused =
+        chosen.stream()
+            .filter(r -> REUSED.equals(RecordHeaders.get(r.headers(), RecordHeaders.DLQ_REASON)))
+            .count();
+    if (reused > 0 && !allowed) {
+      throw new Refused(
+          reused
+              + " of the chosen records are "
+              + REUSED
+              + ": a re-drive dead-letters each again while its first run's done marker lives"
+              + " (DEDUP_DONE_TTL_SECONDS), and applies it to its second run once the marker"
+              + " expired, so one request id would change two runs (D41). Add --force only to apply"
+              + " them to their own runs on purpose");
+    }
   }
 
   /** The input the ingress writes now, if its generation is active. */
