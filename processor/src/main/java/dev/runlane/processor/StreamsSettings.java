@@ -3,6 +3,7 @@ package dev.runlane.processor;
 import dev.runlane.common.kafka.SocketBuffers;
 import dev.runlane.common.kafka.TopicEnsurer;
 import dev.runlane.processor.runs.RunStoreMemory;
+import java.time.Duration;
 import java.util.Properties;
 import java.util.UUID;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -62,6 +63,11 @@ final class StreamsSettings {
         StreamsConfig.REPLICATION_FACTOR_CONFIG, (int) config.topicSettings().replicationFactor());
     p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
     p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class);
+    // The record of decided ids keeps its horizon; its changelog keeps an hour more, not the
+    // default day, which a new instance would restore for nothing (D68).
+    p.put(
+        StreamsConfig.WINDOW_STORE_CHANGE_LOG_ADDITIONAL_RETENTION_MS_CONFIG,
+        Duration.ofHours(1).toMillis());
   }
 
   /** The exception handlers, set explicitly. */

@@ -14,15 +14,15 @@ public final class DedupDecision {
 
   /**
    * Whether the decision on {@code claim} and {@code order} reads the record of decided ids: always
-   * where Redis was not asked or could not answer (the record alone then sees a reused id), and for
-   * an event not newer than its run's head where the claim leaves open whether it was applied.
-   * Other decisions take {@link Recorded#UNKNOWN} and spare the read.
+   * where Redis holds nothing of the id or could not answer (the record alone then sees a reused
+   * id, also after Redis lost its keys, as a replay of the same input does), and for an event not
+   * newer than its run's head where the claim leaves open whether it was applied. Other decisions
+   * take {@link Recorded#UNKNOWN} and spare the read.
    */
   public static boolean readsRecord(Claim claim, Order order) {
     return switch (claim) {
-      case UNAVAILABLE, REPLAY, UNKNOWN_MARKER -> true;
-      case NEW, PROCESSING_BY_THIS_TASK, STALE_BY_THIS_TASK, DONE_BY_THIS_TASK ->
-          order != Order.NEWER;
+      case NEW, PROCESSING_BY_THIS_TASK, UNAVAILABLE, REPLAY, UNKNOWN_MARKER -> true;
+      case STALE_BY_THIS_TASK, DONE_BY_THIS_TASK -> order != Order.NEWER;
       case DONE_BY_OTHER, EARLIER_IN_BATCH, PROCESSING_BY_OTHER, OTHER_RUN -> false;
     };
   }
@@ -57,15 +57,17 @@ public final class DedupDecision {
   }
 
   /**
-   * This task's own done marker: a newer event was not applied (the attempt aborted). One not newer
-   * is a duplicate, unless the record, which covers the horizon, never saw it decided: then the
-   * marker is of an aborted attempt, a newer event has been applied since, and the event is stale,
-   * listed as such rather than dropped as a copy of itself (D68).
+   * This task's own done marker: a newer event was not applied (the attempt aborted); the run's
+   * head itself is a duplicate. An older one is a duplicate, unless the record, which covers the
+   * horizon and keeps an id as long as the marker (each copy marked again is recorded again), never
+   * saw it decided: then the marker is of an aborted attempt, a newer event has been applied since,
+   * and the event is stale, listed as such rather than dropped as a copy of itself (D68).
    */
   private static Outcome byOwnMarker(Order order, Recorded recorded) {
-    if (order == Order.NEWER) {
-      return Outcome.APPLY;
-    }
-    return recorded == Recorded.NONE ? Outcome.STALE : Outcome.DUPLICATE_REDIS;
+    return switch (order) {
+      case NEWER -> Outcome.APPLY;
+      case SAME -> Outcome.DUPLICATE_REDIS; // the run's head itself: applied, whatever the record
+      case OLDER -> recorded == Recorded.NONE ? Outcome.STALE : Outcome.DUPLICATE_REDIS;
+    };
   }
 }

@@ -1,5 +1,6 @@
 package dev.runlane.processor.topology;
 
+import dev.runlane.processor.dedup.Claim;
 import dev.runlane.processor.dedup.Outcome;
 import dev.runlane.processor.dedup.Recorded;
 import java.nio.ByteBuffer;
@@ -43,14 +44,15 @@ final class DecidedIds {
   private final long coversSinceMs;
 
   /**
-   * @param runsKnown whether the task's run store holds runs already: a record that starts empty
-   *     next to them was started by an upgrade, and covers only from now
+   * @param upgraded whether this task may hold done markers written before it kept the record:
+   *     generation 0's task (a later generation's owner prefix is its own, D35) with runs already
+   *     in its store; its record, if it starts empty, covers only from now
    * @param nowMs the wall clock, for a record that starts now
    */
-  DecidedIds(WindowStore<String, byte[]> store, Duration horizon, boolean runsKnown, long nowMs) {
+  DecidedIds(WindowStore<String, byte[]> store, Duration horizon, boolean upgraded, long nowMs) {
     this.store = store;
     this.horizonMs = horizon.toMillis();
-    this.coversSinceMs = coversSince(runsKnown, nowMs);
+    this.coversSinceMs = coversSince(upgraded, nowMs);
   }
 
   private DecidedIds() {
@@ -83,18 +85,24 @@ final class DecidedIds {
   }
 
   /**
-   * Records {@code event}'s id if {@code outcome} decided it for its run: applied, held to be
-   * applied (D46), or stale. A duplicate was recorded with its first copy; a reused id stays its
-   * first run's.
+   * Records {@code event}'s id as {@code outcome} decided it for its run: applied, held to be
+   * applied (D46), or stale. A copy decided on a claim this task holds is recorded again, as its
+   * done marker is written again with a fresh TTL: the record then keeps the id as long as Redis
+   * does. A reused id stays its first run's; a copy decided on another's marker adds nothing.
    */
-  void remember(PendingEvent event, Outcome outcome) {
+  void remember(PendingEvent event, Claim claim, Outcome outcome) {
     if (store == null) {
       return;
     }
     switch (outcome) {
       case APPLY, HELD -> put(event, APPLIED);
       case STALE -> put(event, STALE);
-      case DUPLICATE_REDIS, DUPLICATE_STORE, REUSED, REUSED_STORE, WAIT -> {}
+      case DUPLICATE_REDIS, DUPLICATE_STORE -> {
+        if (claim.heldByThisTask()) {
+          put(event, APPLIED);
+        }
+      }
+      case REUSED, REUSED_STORE, WAIT -> {}
     }
   }
 
@@ -109,11 +117,12 @@ final class DecidedIds {
   /**
    * Since when the record covers this task's decisions. A record with entries and no since entry
    * has covered them for longer than the horizon (the since entry expired with its segment), or
-   * since the task's first decision. An empty record next to an empty run store is a task that
-   * never decided anything. An empty record next to runs is an upgrade: it covers from now, which
-   * it notes under {@link #SINCE_KEY} for a restart within the horizon.
+   * since the task's first decision. An empty record where no marker of this owner can predate it
+   * (a later generation's, or a task that never decided anything) covers all. An empty record of an
+   * upgraded task covers from now, which it notes under {@link #SINCE_KEY} for a restart within the
+   * horizon.
    */
-  private long coversSince(boolean runsKnown, long nowMs) {
+  private long coversSince(boolean upgraded, long nowMs) {
     try (WindowStoreIterator<byte[]> it =
         store.fetch(SINCE_KEY, Instant.EPOCH, Instant.ofEpochMilli(Long.MAX_VALUE))) {
       if (it.hasNext()) {
@@ -124,7 +133,7 @@ final class DecidedIds {
     try (KeyValueIterator<?, byte[]> all = store.all()) {
       empty = !all.hasNext();
     }
-    if (!empty || !runsKnown) {
+    if (!empty || !upgraded) {
       return Long.MIN_VALUE;
     }
     store.put(SINCE_KEY, ByteBuffer.allocate(Long.BYTES).putLong(nowMs).array(), nowMs);

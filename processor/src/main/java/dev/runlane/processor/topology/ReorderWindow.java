@@ -146,7 +146,10 @@ final class ReorderWindow {
       long base = this.streamTimeMs >= 0 ? this.streamTimeMs : held.earliestArrival();
       releaseDue(base + idleMs, false);
     }
-    while (held.size() > maxHeld) {
+    // Nor the cap before the tail is read: where drains fall decides a cap release, and a restart
+    // moves them; released early, a held event could overtake an older one of its run still in
+    // the tail (D67). The tail bounds how many pile up meanwhile.
+    while (awaitedOffset < 0 && held.size() > maxHeld) {
       applyReleased(held.releaseEarliest(), true);
     }
   }

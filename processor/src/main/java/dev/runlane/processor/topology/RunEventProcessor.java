@@ -14,6 +14,7 @@ import dev.runlane.processor.runs.RunState;
 import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.Set;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
@@ -103,7 +104,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
             ? new DecidedIds(
                 context.getStateStore(StoreNames.DECIDED),
                 settings.decidedHorizon(),
-                runs.any(),
+                !settings.readsCopies() && runs.any(),
                 context.currentSystemTimeMs())
             : DecidedIds.NONE;
     TopicPartition input =
@@ -119,7 +120,16 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
             : new ReorderWindow(
                 held, parked, runs, ranges, metrics, settings, context::currentSystemTimeMs);
     if (window != null) {
-      inputReader.lastUncommitted(input, context.applicationId()).ifPresent(window::awaitRead);
+      OptionalLong tail = inputReader.lastUncommitted(input, context.applicationId());
+      if (tail.isPresent()) {
+        log.info(
+            "task {}: the reorder window's idle clock and cap wait until offset {} of {} is read"
+                + " again (D67)",
+            context.taskId(),
+            tail.getAsLong(),
+            input);
+        window.awaitRead(tail.getAsLong());
+      }
     }
     // Stable across restarts and failover; a zombie with the same task id is fenced
     // (design.md §6.1).
@@ -258,7 +268,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
         outcome = window.hold(offset, event, outcome);
       }
       act(event, current, outcome, range);
-      decided.remember(event, outcome);
+      decided.remember(event, claim, outcome);
       parked.unpark(offset, event);
       batch.decided(event, claim, outcome);
     } catch (KafkaException e) {

@@ -72,6 +72,8 @@ class DedupDecisionTest {
     "DONE_BY_THIS_TASK, OLDER, NONE, STALE",
     "DONE_BY_THIS_TASK, OLDER, UNKNOWN, DUPLICATE_REDIS",
     "DONE_BY_THIS_TASK, NEWER, NONE, APPLY",
+    "DONE_BY_THIS_TASK, SAME, NONE, DUPLICATE_REDIS",
+    "NEW, NEWER, OTHER_RUN, REUSED_STORE",
     "DONE_BY_OTHER, OLDER, NONE, DUPLICATE_REDIS",
     "OTHER_RUN, NEWER, NONE, REUSED",
   })
@@ -84,7 +86,7 @@ class DedupDecisionTest {
     "UNAVAILABLE, NEWER, true",
     "REPLAY, NEWER, true",
     "UNKNOWN_MARKER, NEWER, true",
-    "NEW, NEWER, false",
+    "NEW, NEWER, true",
     "NEW, OLDER, true",
     "DONE_BY_THIS_TASK, NEWER, false",
     "DONE_BY_THIS_TASK, SAME, true",

@@ -141,6 +141,11 @@ class DecisionTableIT {
   }
 
   private void send(String runId, String requestId, Instant createdAt) {
+    send(runId, requestId, createdAt, Instant.now());
+  }
+
+  /** Sends {@code requestId} received at {@code arrival} (its record's timestamp). */
+  private void send(String runId, String requestId, Instant createdAt, Instant arrival) {
     byte[] body =
         SumeEvents.event(runId, requestId, createdAt)
             .type("run.updated")
@@ -148,8 +153,8 @@ class DecisionTableIT {
             .bytes();
     RecordHeaders headers = new RecordHeaders();
     headers.add(
-        "received_at", Long.toString(System.currentTimeMillis()).getBytes(StandardCharsets.UTF_8));
-    input.pipeInput(new TestRecord<>(runId, body, headers, Instant.now()));
+        "received_at", Long.toString(arrival.toEpochMilli()).getBytes(StandardCharsets.UTF_8));
+    input.pipeInput(new TestRecord<>(runId, body, headers, arrival));
   }
 
   private void redisHolds(String requestId, String value) {
@@ -216,6 +221,26 @@ class DecisionTableIT {
 
   @Nested
   class NewToRedis {
+    /**
+     * Redis lost its keys (a restart without persistence): the id is new to Redis, but the task's
+     * record knows it was run-1's, so the copy on run-2 is dead-lettered as with the marker, and as
+     * a replay of the same input decides it (D68).
+     */
+    @Test
+    void aCopyOnAnotherRunIsReusedByTheRecordAfterRedisLostItsKeys() {
+      startAfter("r1", T1);
+      redis.del(prefix + "r1");
+      TestOutputTopic<String, byte[]> dlq = output(TOPICS.dlq());
+      send("run-2", "r1", T2);
+      assertThat(events.isEmpty()).isTrue();
+      assertThat(
+              new String(
+                  dlq.readRecord().headers().lastHeader("dlq.reason").value(),
+                  StandardCharsets.UTF_8))
+          .isEqualTo("request_id_reused");
+      assertThat(count("reused", "store")).isEqualTo(1);
+    }
+
     @Test
     void newerIsApplied() {
       start();
@@ -394,6 +419,26 @@ class DecisionTableIT {
 
   @Nested
   class DoneByThisTask {
+    /**
+     * Each copy decided on this task's marker writes the marker again with a fresh TTL, and the
+     * record keeps the id as long: a copy arriving more than the horizon after the first, within it
+     * of the last, is still a duplicate, never listed stale (D68). Record times here, 24 h horizon.
+     */
+    @Test
+    void aCopyIsRecordedAgainAsItsMarkerIsWrittenAgain() {
+      Instant now = Instant.now();
+      start();
+      send(RUN, "r1", T1, now.minus(Duration.ofHours(30)));
+      send(RUN, "r2", T2, now.minus(Duration.ofHours(30)).plusMillis(1));
+      assertThat(events.readValuesToList()).hasSize(2);
+      driver.advanceWallClockTime(Duration.ofMillis(10)); // the done markers of r1 and r2
+      send(RUN, "r1", T1, now.minus(Duration.ofHours(10))); // a copy: a duplicate, marked again
+      driver.advanceWallClockTime(Duration.ofMillis(10));
+      send(RUN, "r1", T1, now); // 30 h after r1 was applied, 10 h after its last copy
+      assertThat(stale.readValuesToList()).as("r1 was applied: never listed stale").isEmpty();
+      assertThat(count("duplicate", "redis")).isEqualTo(2);
+    }
+
     @Test
     void newerIsAppliedBecauseTheEarlierAttemptAborted() {
       start();

@@ -7,6 +7,7 @@ import dev.runlane.common.envelope.EnvelopeParser;
 import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.embedded.EmbeddedRedis;
+import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.MarkerValues;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -124,6 +125,66 @@ class RestartWithHeldEventsIT {
     assertThat(applied)
         .as("every event applied once, each run in order: e1 is not dropped as a duplicate")
         .containsExactly("run-1/e0", "run-1/e1", "run-1/e2", "run-2/u1");
+  }
+
+  /**
+   * The cap on held events waits for the tail too (review of D67): where drains fall decides a cap
+   * release, and a restart moves them. The first life read x1, x2 and e1 before one drain, so the
+   * cap of two released e1 with e2, in order, wrote e1's done marker and crashed. The second life's
+   * first fetch returns x1 and x2 alone; had its drain released e2 by the cap before e1 was read
+   * again, e1 would meet its own aborted marker, older than e2, with the record not yet covering
+   * (an upgrade): dropped as a duplicate.
+   */
+  @Test
+  void theCapDoesNotReleaseAheadOfTheUncommittedTail() {
+    wallClockMs = T0 + 5_000; // the wall clock and the record times agree, as in production
+    settings = capped(Duration.ZERO); // the version before the record: the upgrade
+    start();
+    read(0, "run-1", "e0", 0, T0);
+    read(1, "run-1", "e2", 2, T0 + 100);
+    drain();
+    read(2, "run-2", "u1", 1, T0 + W);
+    drain();
+    assertThat(applied).containsExactly("run-1/e0");
+    record(3, "run-3", "x1", 1, T0 + W + 10);
+    record(4, "run-4", "x2", 1, T0 + W + 20);
+    record(5, "run-1", "e1", 1, T0 + W + 30);
+    redis.set(
+        prefix + "e1", MarkerValues.done("0_0", "run-1", false), SetParams.setParams().ex(60));
+    lastUncommitted = 5;
+    processor.close();
+
+    settings = capped(TopologySettings.DEFAULT_DECIDED_HORIZON);
+    start();
+    readAgain(3);
+    readAgain(4);
+    drain();
+    readAgain(5);
+    for (int i = 0; i < 10; i++) {
+      drain();
+      wallClockMs += ReorderWindow.MAX_IDLE_STEP_MS;
+    }
+
+    assertThat(listed).as("e1 was applied before the crash").isEmpty();
+    assertThat(applied)
+        .as("e1 applied in its run's order, not dropped")
+        .containsSubsequence("run-1/e0", "run-1/e1", "run-1/e2");
+  }
+
+  /** A window of {@link #W} holding at most two events, with the record's {@code horizon}. */
+  private static TopologySettings capped(Duration horizon) {
+    return new TopologySettings(
+        TOPICS,
+        256,
+        Duration.ofMillis(10),
+        RedisFailureMode.DEGRADE,
+        Duration.ofSeconds(1),
+        4096,
+        "",
+        null,
+        Duration.ofMillis(W),
+        2,
+        horizon);
   }
 
   private void start() {
