@@ -9,6 +9,9 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -23,6 +26,18 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * start at most, and a consumer is not to be shared between stream threads.
  */
 final class InputRecords implements InputReader {
+  /**
+   * Where tasks look up their uncommitted tail, off their stream threads (D67): daemon threads, as
+   * a lookup still running at shutdown has nothing to finish.
+   */
+  private static final ExecutorService LOOKUPS =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "processor-tail-lookup");
+            t.setDaemon(true);
+            return t;
+          });
+
   /** Long enough for a slow broker; past it the stream thread fails and its tasks start again. */
   static final Duration READ_TIMEOUT = Duration.ofSeconds(60);
 
@@ -86,6 +101,12 @@ final class InputRecords implements InputReader {
           "held events' records at offsets " + missing + " of " + partition + " are missing");
     }
     return found;
+  }
+
+  @Override
+  public CompletableFuture<OptionalLong> lastUncommittedAsync(
+      TopicPartition partition, String applicationId) {
+    return CompletableFuture.supplyAsync(() -> lastUncommitted(partition, applicationId), LOOKUPS);
   }
 
   /**

@@ -3,6 +3,7 @@ package dev.runlane.processor.topology;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.SortedSet;
+import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
@@ -44,4 +45,17 @@ public interface InputReader {
    * @throws IllegalStateException if the input cannot be read in time
    */
   OptionalLong lastUncommitted(TopicPartition partition, String applicationId);
+
+  /**
+   * {@link #lastUncommitted}, answered later: a task starts on its stream thread, which must not
+   * wait on brokers while its transaction is open (D67). Here at once, on the calling thread.
+   */
+  default CompletableFuture<OptionalLong> lastUncommittedAsync(
+      TopicPartition partition, String applicationId) {
+    try {
+      return CompletableFuture.completedFuture(lastUncommitted(partition, applicationId));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
 }

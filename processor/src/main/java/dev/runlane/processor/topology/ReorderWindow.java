@@ -3,6 +3,9 @@ package dev.runlane.processor.topology;
 import dev.runlane.processor.dedup.Outcome;
 import dev.runlane.processor.runs.RunState;
 import java.util.List;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.function.LongSupplier;
 
 /**
@@ -58,6 +61,12 @@ final class ReorderWindow {
    */
   private long awaitedOffset = -1;
 
+  /** The lookup of {@link #awaitedOffset} while it has not been taken in, or null. */
+  private CompletableFuture<OptionalLong> tail;
+
+  /** The highest input offset the task has read since it started, or -1. */
+  private long highestRead = -1;
+
   ReorderWindow(
       ReorderBuffer held,
       ParkedEvents parked,
@@ -77,18 +86,48 @@ final class ReorderWindow {
   }
 
   /**
-   * The task starts with its last commit short of the input record at {@code offset}: the idle
-   * clock waits until it has read that record again (D67).
+   * The task starts: {@code tail} will tell the offset of the last input record its last commit did
+   * not cover, if any. Until it has, and until the task has read that record again, the idle clock
+   * and the cap wait (D67). Looked up off the stream thread, which must not wait on brokers while
+   * its transaction is open.
    */
-  void awaitRead(long offset) {
-    awaitedOffset = offset;
+  void awaitRead(CompletableFuture<OptionalLong> tail) {
+    this.tail = tail;
   }
 
   /** The task read the input record at {@code offset}, whatever becomes of it. */
   void read(long offset) {
+    highestRead = Math.max(highestRead, offset);
     if (awaitedOffset >= 0 && offset >= awaitedOffset) {
       awaitedOffset = -1;
     }
+  }
+
+  /**
+   * Whether the task still waits for its uncommitted tail: the lookup has not answered, or the task
+   * has not read its last record again.
+   *
+   * @throws IllegalStateException if the lookup failed: the stream thread fails and its tasks start
+   *     again, as when reading held events back fails
+   */
+  private boolean awaitingTail() {
+    if (tail != null) {
+      if (!tail.isDone()) {
+        return true;
+      }
+      OptionalLong last;
+      try {
+        last = tail.join();
+      } catch (CompletionException e) {
+        throw new IllegalStateException(
+            "could not find where the last commit left the input", e.getCause());
+      }
+      tail = null;
+      if (last.isPresent() && highestRead < last.getAsLong()) {
+        awaitedOffset = last.getAsLong();
+      }
+    }
+    return awaitedOffset >= 0;
   }
 
   /**
@@ -136,7 +175,8 @@ final class ReorderWindow {
    * @param nothingParked whether the drain found no parked event
    */
   void drained(long streamTimeMs, boolean nothingParked) {
-    if (awaitedOffset >= 0) {
+    boolean awaiting = awaitingTail();
+    if (awaiting) {
       lastDrainAtMs = -1; // the clock starts at the first drain after the tail is read (D67)
     } else if (moveIdleClock(streamTimeMs) && nothingParked && held.size() > 0) {
       // Nothing arrives to move this task's time on: let it move with the wall clock from where
@@ -149,7 +189,7 @@ final class ReorderWindow {
     // Nor the cap before the tail is read: where drains fall decides a cap release, and a restart
     // moves them; released early, a held event could overtake an older one of its run still in
     // the tail (D67). The tail bounds how many pile up meanwhile.
-    while (awaitedOffset < 0 && held.size() > maxHeld) {
+    while (!awaiting && held.size() > maxHeld) {
       applyReleased(held.releaseEarliest(), true);
     }
   }

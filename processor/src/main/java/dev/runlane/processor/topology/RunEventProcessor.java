@@ -14,7 +14,6 @@ import dev.runlane.processor.runs.RunState;
 import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
-import java.util.OptionalLong;
 import java.util.Set;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
@@ -120,16 +119,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
             : new ReorderWindow(
                 held, parked, runs, ranges, metrics, settings, context::currentSystemTimeMs);
     if (window != null) {
-      OptionalLong tail = inputReader.lastUncommitted(input, context.applicationId());
-      if (tail.isPresent()) {
-        log.info(
-            "task {}: the reorder window's idle clock and cap wait until offset {} of {} is read"
-                + " again (D67)",
-            context.taskId(),
-            tail.getAsLong(),
-            input);
-        window.awaitRead(tail.getAsLong());
-      }
+      window.awaitRead(inputReader.lastUncommittedAsync(input, context.applicationId()));
     }
     // Stable across restarts and failover; a zombie with the same task id is fenced
     // (design.md §6.1).

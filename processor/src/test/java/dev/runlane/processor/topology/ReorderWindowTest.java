@@ -1,6 +1,7 @@
 package dev.runlane.processor.topology;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.processor.dedup.Outcome;
@@ -10,6 +11,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Serde;
@@ -133,7 +136,7 @@ class ReorderWindowTest {
   @Test
   void theIdleClockStartsOnlyOnceTheTaskHasReadWhatItsLastCommitDidNotCover() {
     window.hold(0, event("run-1", "a", 1, T0), Outcome.APPLY);
-    window.awaitRead(7);
+    window.awaitRead(CompletableFuture.completedFuture(OptionalLong.of(7)));
     for (int i = 0; i < 8; i++) {
       window.drained(T0, true);
       wallClockMs += ReorderWindow.MAX_IDLE_STEP_MS;
@@ -150,5 +153,33 @@ class ReorderWindowTest {
     assertThat(applied()).as("3 steps of idle clock since").isEmpty();
     window.drained(T0, true);
     assertThat(applied()).containsExactly("run-1");
+  }
+
+  @Test
+  void theClockWaitsForTheLookupAndNotForARecordAlreadyReadAgain() {
+    window.hold(0, event("run-1", "a", 1, T0), Outcome.APPLY);
+    CompletableFuture<OptionalLong> tail = new CompletableFuture<>();
+    window.awaitRead(tail);
+    for (int i = 0; i < 8; i++) {
+      window.drained(T0, true);
+      wallClockMs += ReorderWindow.MAX_IDLE_STEP_MS;
+    }
+    assertThat(applied()).as("2 s of drains while the lookup had not answered").isEmpty();
+
+    window.read(9); // the task read past the tail while the lookup ran
+    tail.complete(OptionalLong.of(7));
+    for (int i = 0; i < 5; i++) {
+      window.drained(T0, true);
+      wallClockMs += ReorderWindow.MAX_IDLE_STEP_MS;
+    }
+    assertThat(applied()).containsExactly("run-1");
+  }
+
+  @Test
+  void aFailedLookupFailsTheDrain() {
+    window.awaitRead(CompletableFuture.failedFuture(new IllegalStateException("broker gone")));
+    assertThatThrownBy(() -> window.drained(T0, true))
+        .isInstanceOf(IllegalStateException.class)
+        .hasRootCauseMessage("broker gone");
   }
 }
