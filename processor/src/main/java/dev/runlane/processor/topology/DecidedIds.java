@@ -43,6 +43,9 @@ final class DecidedIds {
   /** Since when the record covers every decision of this task (epoch ms), MIN_VALUE if always. */
   private final long coversSinceMs;
 
+  /** Whether {@link #coversSinceMs} is to be noted under {@link #SINCE_KEY} with the next write. */
+  private boolean sinceToWrite;
+
   /**
    * @param upgraded whether this task may hold done markers written before it kept the record:
    *     generation 0's task (a later generation's owner prefix is its own, D35) with runs already
@@ -107,6 +110,13 @@ final class DecidedIds {
   }
 
   private void put(PendingEvent event, byte outcome) {
+    if (sinceToWrite) {
+      // Written with the first decision, not in init(): a store written from init() is not a
+      // path the tests run under exactly-once.
+      store.put(
+          SINCE_KEY, ByteBuffer.allocate(Long.BYTES).putLong(coversSinceMs).array(), coversSinceMs);
+      sinceToWrite = false;
+    }
     byte[] run = event.runId().getBytes(StandardCharsets.UTF_8);
     byte[] value = new byte[run.length + 1];
     value[0] = outcome;
@@ -119,8 +129,8 @@ final class DecidedIds {
    * has covered them for longer than the horizon (the since entry expired with its segment), or
    * since the task's first decision. An empty record where no marker of this owner can predate it
    * (a later generation's, or a task that never decided anything) covers all. An empty record of an
-   * upgraded task covers from now, which it notes under {@link #SINCE_KEY} for a restart within the
-   * horizon.
+   * upgraded task covers from now, which it notes under {@link #SINCE_KEY}, with its first
+   * decision, for a restart within the horizon.
    */
   private long coversSince(boolean upgraded, long nowMs) {
     try (WindowStoreIterator<byte[]> it =
@@ -136,7 +146,7 @@ final class DecidedIds {
     if (!empty || !upgraded) {
       return Long.MIN_VALUE;
     }
-    store.put(SINCE_KEY, ByteBuffer.allocate(Long.BYTES).putLong(nowMs).array(), nowMs);
+    sinceToWrite = true;
     return nowMs;
   }
 }
