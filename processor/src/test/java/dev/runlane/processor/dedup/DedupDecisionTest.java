@@ -86,7 +86,7 @@ class DedupDecisionTest {
     "UNAVAILABLE, NEWER, true",
     "REPLAY, NEWER, true",
     "UNKNOWN_MARKER, NEWER, true",
-    "NEW, NEWER, true",
+    "NEW, NEWER, false",
     "NEW, OLDER, true",
     "DONE_BY_THIS_TASK, NEWER, false",
     "DONE_BY_THIS_TASK, SAME, true",

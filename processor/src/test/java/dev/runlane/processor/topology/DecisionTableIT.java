@@ -221,26 +221,6 @@ class DecisionTableIT {
 
   @Nested
   class NewToRedis {
-    /**
-     * Redis lost its keys (a restart without persistence): the id is new to Redis, but the task's
-     * record knows it was run-1's, so the copy on run-2 is dead-lettered as with the marker, and as
-     * a replay of the same input decides it (D68).
-     */
-    @Test
-    void aCopyOnAnotherRunIsReusedByTheRecordAfterRedisLostItsKeys() {
-      startAfter("r1", T1);
-      redis.del(prefix + "r1");
-      TestOutputTopic<String, byte[]> dlq = output(TOPICS.dlq());
-      send("run-2", "r1", T2);
-      assertThat(events.isEmpty()).isTrue();
-      assertThat(
-              new String(
-                  dlq.readRecord().headers().lastHeader("dlq.reason").value(),
-                  StandardCharsets.UTF_8))
-          .isEqualTo("request_id_reused");
-      assertThat(count("reused", "store")).isEqualTo(1);
-    }
-
     @Test
     void newerIsApplied() {
       start();
