@@ -94,6 +94,16 @@ class RedisFrozenIT {
       assertThat(h.count("duplicate", "store"))
           .as("the copies of applied events decided without Redis")
           .isGreaterThanOrEqualTo(2 * RUNS);
+      // The record's size is visible: Streams' RocksDB property metrics name its store (D68).
+      double recorded =
+          h.app.streams().metrics().entrySet().stream()
+              .filter(e -> e.getKey().name().equals("estimate-num-keys"))
+              .filter(e -> "decided-ids".equals(e.getKey().tags().get("rocksdb-window-state-id")))
+              .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue())
+              .sum();
+      assertThat(recorded)
+          .as("entries of decided-ids, by its metrics")
+          .isGreaterThanOrEqualTo(sent.size());
     }
   }
 
