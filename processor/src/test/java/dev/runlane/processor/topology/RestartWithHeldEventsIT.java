@@ -111,15 +111,9 @@ class RestartWithHeldEventsIT {
     // The second life, with e2 and u1 restored. Its first drains come before e1 is read again
     // (the first fetch is slow): 2 s of idle clock, well past the window.
     start();
-    for (int i = 0; i < 10; i++) {
-      drain();
-      wallClockMs += ReorderWindow.MAX_IDLE_STEP_MS;
-    }
+    drainForIdleSteps(10);
     readAgain(3);
-    for (int i = 0; i < 10; i++) {
-      drain();
-      wallClockMs += ReorderWindow.MAX_IDLE_STEP_MS;
-    }
+    drainForIdleSteps(10);
 
     assertThat(listed).as("e1 was applied before the crash").isEmpty();
     assertThat(applied)
@@ -160,10 +154,7 @@ class RestartWithHeldEventsIT {
     readAgain(4);
     drain();
     readAgain(5);
-    for (int i = 0; i < 10; i++) {
-      drain();
-      wallClockMs += ReorderWindow.MAX_IDLE_STEP_MS;
-    }
+    drainForIdleSteps(10);
 
     assertThat(listed).as("e1 was applied before the crash").isEmpty();
     assertThat(applied)
@@ -243,6 +234,14 @@ class RestartWithHeldEventsIT {
     processor.process(
         new Record<>(
             new String(r.key(), StandardCharsets.UTF_8), r.value(), r.timestamp(), r.headers()));
+  }
+
+  /** {@code steps} drains, the wall clock one idle step further after each: 250 ms of idleness. */
+  private void drainForIdleSteps(int steps) {
+    for (int i = 0; i < steps; i++) {
+      drain();
+      wallClockMs += ReorderWindow.MAX_IDLE_STEP_MS;
+    }
   }
 
   /** Runs the task's drain punctuation at the test's wall clock, and collects the outputs. */
