@@ -111,25 +111,12 @@ public final class ProcessorStage extends Stage {
     Run off = runOnce(ctx.bootstrap(), input, "bench-proc-off", false, events, redis);
     flushAll(redis);
     // The same as "on" without the tasks' record of decided ids, to measure what it costs (D68).
-    Run unrecorded =
-        runOnce(
-            ctx.bootstrap(),
-            input,
-            "bench-proc-unrecorded",
-            true,
-            events,
-            redis,
-            Map.of(),
-            false,
-            false);
+    Run unrecorded = unrecorded(ctx.bootstrap(), input, "bench-proc-unrecorded", events, redis);
     flushAll(redis);
     long[] before = redisMemory(redis);
     Run on = runOnce(ctx.bootstrap(), input, "bench-proc-on", true, events, redis);
     long[] after = redisMemory(redis);
     double sampled = sampleMemoryUsage(redis, 2000);
-    flushAll(redis);
-    // The same with a 1 s reorder window (D46): the input was written in a few seconds, so the
-    // window holds events for real, and the cap on held events is met.
     flushAll(redis);
     // Without the record again, after a second run with it (A B B A): a run's place in the stage
     // moved its rate by up to 2x here, more than the record costs; the mean of each pair cancels a
@@ -137,17 +124,10 @@ public final class ProcessorStage extends Stage {
     Run onAgain = runOnce(ctx.bootstrap(), input, "bench-proc-on-again", true, events, redis);
     flushAll(redis);
     Run unrecordedAgain =
-        runOnce(
-            ctx.bootstrap(),
-            input,
-            "bench-proc-unrecorded-again",
-            true,
-            events,
-            redis,
-            Map.of(),
-            false,
-            false);
+        unrecorded(ctx.bootstrap(), input, "bench-proc-unrecorded-again", events, redis);
     flushAll(redis);
+    // The same with a 1 s reorder window (D46): the input was written in a few seconds, so the
+    // window holds events for real, and the cap on held events is met.
     Run window =
         runOnce(
             ctx.bootstrap(),
@@ -268,6 +248,13 @@ public final class ProcessorStage extends Stage {
       EmbeddedRedis redis)
       throws Exception {
     return runOnce(bootstrap, input, appId, dedupOn, events, redis, Map.of(), false, true);
+  }
+
+  /** A run with Redis dedup and no record of decided ids (D68). */
+  private static Run unrecorded(
+      String bootstrap, String input, String appId, long events, EmbeddedRedis redis)
+      throws Exception {
+    return runOnce(bootstrap, input, appId, true, events, redis, Map.of(), false, false);
   }
 
   /**
