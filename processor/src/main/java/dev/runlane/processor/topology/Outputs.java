@@ -71,13 +71,9 @@ final class Outputs {
         current.lastCreatedAt());
   }
 
-  /**
-   * A parked event to the DLQ with its reason and detail.
-   *
-   * @return false, writing nothing, when the generation that read it first dead-lettered it (D35)
-   */
-  boolean deadLetter(PendingEvent event, Replay.Range range, String reason, String detail) {
-    return deadLetter(
+  /** A parked event to the DLQ with its reason and detail. */
+  void deadLetter(PendingEvent event, Replay.Range range, String reason, String detail) {
+    deadLetter(
         new Record<>(event.runId(), event.raw(), event.timestamp(), event.headers()),
         event.requestId(),
         range,

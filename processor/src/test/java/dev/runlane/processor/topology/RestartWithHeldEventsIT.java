@@ -90,21 +90,13 @@ class RestartWithHeldEventsIT {
 
   @Test
   void theIdleClockWaitsForTheUncommittedTailSoNoAbortedDecisionIsDroppedAsADuplicate() {
-    // The first life: e0 and e2 of run-1 are held; u1 of run-2, read a window after e0, releases
-    // e0. All three are committed: e2 and u1 are still held.
     start();
-    read(0, "run-1", "e0", 0, T0);
-    read(1, "run-1", "e2", 2, T0 + 100);
-    drain();
-    read(2, "run-2", "u1", 1, T0 + W);
-    drain();
-    assertThat(applied).containsExactly("run-1/e0");
+    firstLifeHoldsE2AndU1();
     // Then e1, between e0 and e2, is read, held, released with e2 and marked done in Redis, and
     // the process dies before its transaction commits: the stores and outputs roll back to the
     // commit, Redis keeps e1's done marker.
     record(3, "run-1", "e1", 1, T0 + 200);
-    redis.set(
-        prefix + "e1", MarkerValues.done("0_0", "run-1", false), SetParams.setParams().ex(60));
+    e1MarkedDoneBeforeTheCrash();
     lastUncommitted = 3;
     processor.close();
 
@@ -134,17 +126,11 @@ class RestartWithHeldEventsIT {
     wallClockMs = T0 + 5_000; // the wall clock and the record times agree, as in production
     settings = capped(Duration.ZERO); // the version before the record: the upgrade
     start();
-    read(0, "run-1", "e0", 0, T0);
-    read(1, "run-1", "e2", 2, T0 + 100);
-    drain();
-    read(2, "run-2", "u1", 1, T0 + W);
-    drain();
-    assertThat(applied).containsExactly("run-1/e0");
+    firstLifeHoldsE2AndU1();
     record(3, "run-3", "x1", 1, T0 + W + 10);
     record(4, "run-4", "x2", 1, T0 + W + 20);
     record(5, "run-1", "e1", 1, T0 + W + 30);
-    redis.set(
-        prefix + "e1", MarkerValues.done("0_0", "run-1", false), SetParams.setParams().ex(60));
+    e1MarkedDoneBeforeTheCrash();
     lastUncommitted = 5;
     processor.close();
 
@@ -160,6 +146,25 @@ class RestartWithHeldEventsIT {
     assertThat(applied)
         .as("e1 applied in its run's order, not dropped")
         .containsSubsequence("run-1/e0", "run-1/e1", "run-1/e2");
+  }
+
+  /**
+   * The first life: e0 and e2 of run-1 are held; u1 of run-2, read a window after e0, releases e0.
+   * All three are committed: e2 and u1 are still held.
+   */
+  private void firstLifeHoldsE2AndU1() {
+    read(0, "run-1", "e0", 0, T0);
+    read(1, "run-1", "e2", 2, T0 + 100);
+    drain();
+    read(2, "run-2", "u1", 1, T0 + W);
+    drain();
+    assertThat(applied).containsExactly("run-1/e0");
+  }
+
+  /** e1 was decided and its done marker written, then the process died before its commit. */
+  private void e1MarkedDoneBeforeTheCrash() {
+    redis.set(
+        prefix + "e1", MarkerValues.done("0_0", "run-1", false), SetParams.setParams().ex(60));
   }
 
   /** A window of {@link #W} holding at most two events, with the record's {@code horizon}. */
