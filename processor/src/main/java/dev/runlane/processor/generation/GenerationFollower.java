@@ -54,6 +54,7 @@ public final class GenerationFollower {
   private final String input;
   private final String controlTopic;
   private final Streams streams;
+  private final RetiredInputWatch retired;
   private final Consumer<String> fail;
   private final BooleanSupplier failed;
   private final ScheduledExecutorService executor;
@@ -68,6 +69,7 @@ public final class GenerationFollower {
    * @param input the configured input topic: generation 0's, and the control record's key
    * @param controlTopic the control topic's name, for messages
    * @param streams what runs the generation
+   * @param retired counts what lands in an input a grow retired
    * @param fail stops the processor for good, with the reason
    * @param failed whether it has been stopped for good
    */
@@ -78,6 +80,7 @@ public final class GenerationFollower {
       String input,
       String controlTopic,
       Streams streams,
+      RetiredInputWatch retired,
       Consumer<String> fail,
       BooleanSupplier failed) {
     this.control = control;
@@ -86,6 +89,7 @@ public final class GenerationFollower {
     this.input = input;
     this.controlTopic = controlTopic;
     this.streams = streams;
+    this.retired = retired;
     this.fail = fail;
     this.failed = failed;
     this.executor =
@@ -199,6 +203,7 @@ public final class GenerationFollower {
     }
     InputCheck.verify(admin, target, Duration.ofSeconds(10));
     missingInputChecks = 0;
+    retired.check(target);
     if (now != null && now.applicationId().equals(target.applicationId())) {
       return;
     }
