@@ -210,6 +210,17 @@ public final class GenerationFollower {
     if (now != null) {
       log.info("switching from generation {} to {}", now.number(), target.describe());
       streams.stop();
+      // A close can take long (a slow commit, a rebalance); the operator tools may have declared
+      // the target stopped meanwhile: the next check then follows what the control topic says
+      // now, instead of joining a generation a replay or grow is preparing from (issue 36).
+      Generation again = readLatest(false).toRun();
+      if (again == null || !again.applicationId().equals(target.applicationId())) {
+        log.info(
+            "the control topic moved on while generation {} closed: not starting {}",
+            now.number(),
+            target.describe());
+        return;
+      }
     }
     streams.start(target);
   }
