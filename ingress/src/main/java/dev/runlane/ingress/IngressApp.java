@@ -143,7 +143,7 @@ public final class IngressApp implements AutoCloseable {
                   .setPreferNativeTransport(false));
       started.add(0, () -> vertx.close().await(5, TimeUnit.SECONDS));
       IngressMeters meters = new IngressMeters(registry);
-      meters.controlViewAge(input::viewAge);
+      meters.controlView(input::viewAge, config.controlStaleAfter());
       ResponseWriter responses = new ResponseWriter(config.retryAfter());
       Routes routes = new Routes(responses);
       EnvelopeParser parser = EnvelopeParser.withDefaults();

@@ -146,5 +146,12 @@ final class StreamsSettings {
     // for 32 KiB or 10 ms instead; a backlog fills the fetch at once (D21).
     p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.FETCH_MIN_BYTES_CONFIG), 32 * 1024);
     p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG), 10);
+    // A restore (a new instance, a grow's seeded run store) writes each poll as one RocksDB batch:
+    // 10x Kafka's 1,000 records per poll, 4 MiB per partition fetch, fewer and larger batches
+    // while the new generation's events wait (issue 36: the grow pause).
+    p.put(StreamsConfig.restoreConsumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 10_000);
+    p.put(
+        StreamsConfig.restoreConsumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG),
+        4 * 1024 * 1024);
   }
 }

@@ -4,6 +4,7 @@ import dev.runlane.common.config.ConfigException;
 import dev.runlane.common.kafka.KafkaClientSettings;
 import dev.runlane.sink.SinkConfig;
 import dev.runlane.tools.dlq.DlqCommands;
+import dev.runlane.tools.generation.CatchUpProcedure;
 import dev.runlane.tools.generation.GrowProcedure;
 import dev.runlane.tools.generation.Pipeline;
 import dev.runlane.tools.generation.ReplayProcedure;
@@ -215,7 +216,7 @@ public final class ToolsMain implements Runnable {
       mixinStandardHelpOptions = true,
       description = "Partition growth.",
       footer = ExitCodes.HELP,
-      subcommands = {Grow.class})
+      subcommands = {Grow.class, CatchUp.class})
   static final class PartitionsCommand extends Base implements Runnable {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -244,12 +245,11 @@ public final class ToolsMain implements Runnable {
 
     @Option(
         names = "--quiet-seconds",
-        defaultValue = "0",
         description =
             "How long the old input must also receive nothing once every ingress acknowledged"
-                + " the new one (default: ${DEFAULT-VALUE}; only for ingresses that predate the"
-                + " acknowledgements).")
-    long quietSeconds;
+                + " the new one (default: none when an ingress acknowledged, 10 when none did:"
+                + " ingresses that predate the acknowledgements write none).")
+    Long quietSeconds;
 
     @Option(
         names = "--timeout-seconds",
@@ -265,8 +265,30 @@ public final class ToolsMain implements Runnable {
                 new GrowProcedure.Options(
                     to,
                     dryRun,
-                    Duration.ofSeconds(quietSeconds),
+                    quietSeconds == null ? null : Duration.ofSeconds(quietSeconds),
                     Duration.ofSeconds(timeoutSeconds)));
+      }
+      return ExitCodes.OK;
+    }
+  }
+
+  @Command(
+      name = "catch-up",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Copies what was written to an input a grow retired, after the grow copied it, into the"
+            + " active input (an ingress with another TOPIC_CONTROL wrote it;"
+            + " runlane_processor_retired_input_unread_records counts it)."
+      },
+      footer = ExitCodes.HELP)
+  static final class CatchUp extends Base implements Callable<Integer> {
+    @Option(names = "--dry-run", description = "Count what would be copied; change nothing.")
+    boolean dryRun;
+
+    @Override
+    public Integer call() {
+      try (Pipeline pipeline = context.pipeline()) {
+        new CatchUpProcedure(pipeline, new Steps(context.out())).run(dryRun);
       }
       return ExitCodes.OK;
     }

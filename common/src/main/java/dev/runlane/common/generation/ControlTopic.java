@@ -118,11 +118,22 @@ public final class ControlTopic {
      * @throws org.apache.kafka.common.errors.ProducerFencedException if another writer took over
      */
     public void write(Generation generation) {
+      write(pipeline, encode(generation));
+    }
+
+    /**
+     * Makes {@code retired} the pipeline's list of retired inputs (D71).
+     *
+     * @throws org.apache.kafka.common.errors.ProducerFencedException if another writer took over
+     */
+    public void write(RetiredInputs retired) {
+      write(RetiredInputs.key(pipeline), retired.encode());
+    }
+
+    private void write(String key, byte[] value) {
       producer.beginTransaction();
       try {
-        producer
-            .send(new ProducerRecord<>(topic, 0, pipeline, encode(generation)))
-            .get(30, TimeUnit.SECONDS);
+        producer.send(new ProducerRecord<>(topic, 0, key, value)).get(30, TimeUnit.SECONDS);
         producer.commitTransaction();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
@@ -130,7 +141,7 @@ public final class ControlTopic {
         throw new KafkaException("interrupted writing " + topic, e);
       } catch (ExecutionException | TimeoutException e) {
         abortQuietly(e);
-        throw new KafkaException("could not write the generation record to " + topic, e);
+        throw new KafkaException("could not write " + key + " to " + topic, e);
       }
     }
 
@@ -162,7 +173,9 @@ public final class ControlTopic {
     private final KafkaConsumer<String, byte[]> consumer;
     private final TopicPartition partition;
     private final String pipeline;
+    private final String retiredKey;
     private Generation latest;
+    private RetiredInputs retired = RetiredInputs.NONE;
 
     public Reader(Map<String, Object> clientSettings, String topic, String pipeline) {
       Map<String, Object> c = new HashMap<>(clientSettings);
@@ -173,6 +186,7 @@ public final class ControlTopic {
       this.consumer = new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer());
       this.partition = new TopicPartition(topic, 0);
       this.pipeline = pipeline;
+      this.retiredKey = RetiredInputs.key(pipeline);
       consumer.assign(List.of(partition));
       consumer.seekToBeginning(List.of(partition));
     }
@@ -190,6 +204,8 @@ public final class ControlTopic {
         for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(100))) {
           if (pipeline.equals(r.key()) && r.value() != null) {
             latest = decode(r.value());
+          } else if (retiredKey.equals(r.key()) && r.value() != null) {
+            retired = RetiredInputs.decode(r.value());
           }
         }
         if (System.nanoTime() - deadline > 0) {
@@ -199,6 +215,11 @@ public final class ControlTopic {
         }
       }
       return Optional.ofNullable(latest);
+    }
+
+    /** The inputs grows retired, as of the last {@link #latest} (D71). */
+    public RetiredInputs retired() {
+      return retired;
     }
 
     @Override

@@ -32,6 +32,7 @@ public final class IngressMeters {
   public static final String ACK_LATENCY = "runlane.ingress.ack.latency";
   public static final String IN_FLIGHT = "runlane.ingress.in.flight";
   public static final String CONTROL_VIEW_AGE = "runlane.ingress.control.view.age";
+  public static final String CONTROL_STALE_AFTER = "runlane.ingress.control.stale.after";
 
   /** How a webhook request ended, besides the signature failure reasons. */
   public enum Outcome {
@@ -58,8 +59,15 @@ public final class IngressMeters {
     this.registry = registry;
   }
 
-  /** The age of the ingress's view of the control topic, read from {@code age}. */
-  public void controlViewAge(Supplier<Duration> age) {
+  /**
+   * The age of the ingress's view of the control topic, read from {@code age}, and the bound past
+   * which it answers 503 ({@code INGRESS_CONTROL_STALE_MS}), so an alert compares the two.
+   */
+  public void controlView(Supplier<Duration> age, Duration staleAfter) {
+    Gauge.builder(CONTROL_STALE_AFTER, () -> staleAfter.toNanos() / 1e9)
+        .baseUnit("seconds")
+        .description("INGRESS_CONTROL_STALE_MS: past this age of its view, webhooks get 503")
+        .register(registry);
     Gauge.builder(CONTROL_VIEW_AGE, age, a -> a.get().toNanos() / 1e9)
         .baseUnit("seconds")
         .description(

@@ -6,6 +6,7 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -30,7 +31,8 @@ final class IngressAnnouncer {
   private final String topic;
   private final byte[] key;
   private final String instance;
-  private IngressAck last;
+  private IngressAck acked; // the broker holds it
+  private IngressAck sending; // written, not answered yet
   private long lastSent;
   private volatile boolean failing;
 
@@ -58,41 +60,72 @@ final class IngressAnnouncer {
         host = "unknown-host";
       }
     }
+    // The random part keeps two ingresses apart that share a host name and a pid (pid 1 in
+    // containers with host networking): one's acknowledgement must never stand for the other's.
     return host
         + "/"
         + ManagementFactory.getRuntimeMXBean().getPid()
         + "-"
-        + STARTED.incrementAndGet();
+        + STARTED.incrementAndGet()
+        + "-"
+        + UUID.randomUUID().toString().substring(0, 8);
   }
 
   String instance() {
     return instance;
   }
 
-  void announce(IngressAck ack) {
+  /**
+   * Makes {@code ack} this ingress's acknowledgement, then runs {@code onAcked} once the broker
+   * holds it: at once if it already did (written within {@link #EVERY}), else from the producer's
+   * callback. A view of the control topic counts only once acknowledged, so an ingress that cannot
+   * write acknowledgements stops writing webhooks instead of moving unseen (D71).
+   */
+  synchronized void announce(IngressAck ack, Runnable onAcked) {
     long now = System.nanoTime();
-    if (ack.equals(last) && now - lastSent < EVERY.toNanos()) {
+    if (ack.equals(acked) && now - lastSent < EVERY.toNanos()) {
+      onAcked.run();
       return;
     }
-    last = ack;
+    if (ack.equals(sending)) {
+      return; // its callback runs onAcked of an older view: conservative, and soon
+    }
+    sending = ack;
     lastSent = now;
-    producer.send(
-        new ProducerRecord<>(topic, 0, key, ack.encode()),
-        (metadata, error) -> {
-          if (error == null) {
-            if (failing) {
-              log.info("ingress acknowledgements are written to {} again", topic);
-            }
-            failing = false;
-          } else if (!failing) {
-            failing = true;
-            log.warn(
-                "cannot write this ingress's acknowledgement to {}: a `partitions grow` will not"
-                    + " wait for this ingress (grant it Write on that topic): {}",
-                topic,
-                error.toString());
-          }
-        });
+    try {
+      producer.send(
+          new ProducerRecord<>(topic, 0, key, ack.encode()), (m, e) -> answered(ack, e, onAcked));
+    } catch (RuntimeException e) {
+      answered(ack, e, onAcked);
+    }
+  }
+
+  private void answered(IngressAck ack, Exception error, Runnable onAcked) {
+    synchronized (this) {
+      if (ack.equals(sending)) {
+        sending = null;
+      }
+      if (error == null) {
+        acked = ack;
+      } else {
+        lastSent = 0; // try again at the next read
+      }
+    }
+    if (error == null) {
+      if (failing) {
+        log.info("ingress acknowledgements are written to {} again: webhooks are accepted", topic);
+      }
+      failing = false;
+      onAcked.run();
+    } else if (!failing) {
+      failing = true;
+      log.warn(
+          "cannot write this ingress's acknowledgement to {}: it answers webhooks 503 once its"
+              + " last acknowledged view is INGRESS_CONTROL_STALE_MS old (does its principal have"
+              + " Write on that topic?): {}",
+          topic,
+          error.toString());
+    }
   }
 
   /** A clean stop: the tombstone tells a grow not to wait for this ingress. */

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -52,7 +53,8 @@ public final class InputFollower implements InputLeases, AutoCloseable {
   private final ScheduledExecutorService follower;
   private final List<WriteTarget> draining = new ArrayList<>(); // only the follower thread
   private volatile WriteTarget current;
-  private volatile long viewedAt; // System.nanoTime() when the last good read began
+  private volatile long viewedAt; // System.nanoTime() when the last acknowledged read began
+  private boolean viewedOnce; // guarded by this
   private volatile boolean reachable = true;
   private int generation; // only touched by the follower thread (after start)
   private boolean failing; // only touched by the follower thread
@@ -87,16 +89,50 @@ public final class InputFollower implements InputLeases, AutoCloseable {
               new IngressAnnouncer(
                   producer, s.controlTopic(), s.baseInput(), IngressAnnouncer.thisInstance()),
               inputOf(latest, s.baseInput()));
-      follower.viewedAt = began;
       follower.generation = latest.map(Generation::number).orElse(0);
+      follower.awaitFirstAck(began, s.startTimeout());
     } catch (RuntimeException e) {
       control.close();
       throw e;
     }
-    follower.follower.execute(follower::announce);
     follower.follower.scheduleWithFixedDelay(
         follower::follow, EVERY.toMillis(), EVERY.toMillis(), TimeUnit.MILLISECONDS);
     return follower;
+  }
+
+  /**
+   * Writes the first acknowledgement and waits until the broker holds it: no webhook is accepted
+   * before a grow can see this ingress (D71).
+   */
+  private void awaitFirstAck(long began, Duration timeout) {
+    String topic = IngressAck.topic(controlTopic);
+    long deadline = System.nanoTime() + timeout.toNanos();
+    CountDownLatch acked = new CountDownLatch(1);
+    try {
+      while (System.nanoTime() - deadline < 0) {
+        if (metadataReady.apply(topic)) {
+          announce(
+              () -> {
+                viewed(began);
+                acked.countDown();
+              });
+          if (acked.await(1, TimeUnit.SECONDS)) {
+            return;
+          }
+        } else {
+          LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted waiting for the first acknowledgement", e);
+    }
+    throw new IllegalStateException(
+        "could not write this ingress's acknowledgement to "
+            + topic
+            + " within "
+            + timeout
+            + ": does its principal have Write on that topic?");
   }
 
   private InputFollower(
@@ -133,7 +169,7 @@ public final class InputFollower implements InputLeases, AutoCloseable {
    * elsewhere (its requests would get 503 here anyway).
    */
   public boolean kafkaReachable() {
-    return reachable;
+    return reachable && viewAge().compareTo(staleAfter) <= 0;
   }
 
   /** The topic the next webhook goes to. */
@@ -141,7 +177,7 @@ public final class InputFollower implements InputLeases, AutoCloseable {
     return current.topic();
   }
 
-  /** How long ago the last good read of the control topic began. */
+  /** How long ago the last acknowledged read of the control topic began (D71). */
   public Duration viewAge() {
     return Duration.ofNanos(System.nanoTime() - viewedAt);
   }
@@ -175,8 +211,7 @@ public final class InputFollower implements InputLeases, AutoCloseable {
         switchTo(next);
       }
       generation = latest.map(Generation::number).orElse(0);
-      viewedAt = began;
-      announce();
+      announce(() -> viewed(began));
     } catch (RuntimeException e) {
       if (!failing) {
         log.warn(
@@ -208,7 +243,7 @@ public final class InputFollower implements InputLeases, AutoCloseable {
     log.info("writing webhooks to {} from now on (was {})", next, old.topic());
   }
 
-  private void announce() {
+  private void announce(Runnable onAcked) {
     draining.removeIf(WriteTarget::drained);
     announcer.announce(
         new IngressAck(
@@ -217,7 +252,16 @@ public final class InputFollower implements InputLeases, AutoCloseable {
             current.topic(),
             draining.isEmpty(),
             staleAfter.toMillis(),
-            goneAfter.toMillis()));
+            goneAfter.toMillis()),
+        onAcked);
+  }
+
+  /** A read that began at {@code began} is acknowledged: the view is that fresh (never older). */
+  private synchronized void viewed(long began) {
+    if (!viewedOnce || began - viewedAt > 0) {
+      viewedAt = began;
+      viewedOnce = true;
+    }
   }
 
   @Override
@@ -228,7 +272,16 @@ public final class InputFollower implements InputLeases, AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    announcer.withdraw(Duration.ofSeconds(2));
+    draining.removeIf(WriteTarget::drained);
+    if (draining.isEmpty()) {
+      announcer.withdraw(Duration.ofSeconds(2));
+    } else {
+      // A write to the old input is still unanswered: a grow must keep waiting for this ingress
+      // until its bound passes, so its last acknowledgement stays (D71).
+      log.info(
+          "stopping with writes to {} in flight: acknowledgement left to expire",
+          draining.get(0).topic());
+    }
     control.close();
   }
 }

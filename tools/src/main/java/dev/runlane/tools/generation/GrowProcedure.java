@@ -3,6 +3,7 @@ package dev.runlane.tools.generation;
 import dev.runlane.common.generation.Generation;
 import dev.runlane.common.generation.Generation.Kind;
 import dev.runlane.common.generation.Generation.State;
+import dev.runlane.common.generation.RetiredInputs;
 import dev.runlane.common.generation.StateTopics;
 import dev.runlane.tools.Refused;
 import dev.runlane.tools.Steps;
@@ -14,6 +15,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -46,10 +48,17 @@ public final class GrowProcedure {
    * @param to the new partition count
    * @param dryRun check and print the plan, change nothing
    * @param quiet how long the old input must receive nothing after every ingress acknowledged the
-   *     new one (0: no such wait; for ingresses that predate the acknowledgements, D71)
+   *     new one; null: {@link #QUIET_WITHOUT_ACKS} if no ingress acknowledged at all, else none
+   *     (D71)
    * @param timeout for each wait
    */
   public record Options(int to, boolean dryRun, Duration quiet, Duration timeout) {}
+
+  /**
+   * The quiet period when no ingress acknowledged: ingresses older than D71 write none, and a write
+   * of theirs in flight lands within their ack deadline (at most 10 s).
+   */
+  static final Duration QUIET_WITHOUT_ACKS = Duration.ofSeconds(10);
 
   /** What a finished grow measured. */
   public record Result(Generation generation, long seeds, Duration pause) {}
@@ -73,8 +82,7 @@ public final class GrowProcedure {
   public Result run(Options o) {
     Start start = readGeneration(o);
     if (start.grown()) {
-      return new Result(
-          start.latest(), RetiredInput.catchUp(pipeline, steps, start.latest()), Duration.ZERO);
+      return new Result(start.latest(), 0, Duration.ZERO);
     }
     GrowPlan plan = new GrowCheck(pipeline, steps).plan(start.base(), start.resumed(), o.to());
     if (o.dryRun()) {
@@ -93,10 +101,9 @@ public final class GrowProcedure {
       preparing = stopBase(plan, preparing, o);
     }
     awaitBaseStopped(plan, o);
-    InputCopy.Copied copied = copyLeftovers(plan);
+    copyLeftovers(plan);
     long seeds = seedRunStore(plan, o);
     Generation active = startGeneration(plan, preparing);
-    RetiredInput.markCopied(cluster, plan.base(), copied.upTo());
     Duration pause = awaitProcessing(plan, o, pauseBegan);
     steps.summary(
         "grow to "
@@ -207,12 +214,15 @@ public final class GrowProcedure {
   private Generation stopBase(GrowPlan plan, Generation preparing, Options o) {
     Generation base = plan.base();
     steps.step("wait until every ingress writes to " + plan.input() + " and nothing else");
-    try (IngressAcks acks = new IngressAcks(pipeline, steps, clock)) {
-      acks.await(plan.number(), plan.input(), o.timeout());
+    int heard;
+    try (IngressAcks acks = new IngressAcks(pipeline, steps)) {
+      heard = acks.await(plan.number(), plan.input(), o.timeout());
     }
-    if (!o.quiet().isZero()) {
-      steps.step("wait until " + base.input() + " receives nothing for " + Steps.format(o.quiet()));
-      awaitQuiet(base.input(), plan.current(), o);
+    Duration quiet =
+        o.quiet() != null ? o.quiet() : heard == 0 ? QUIET_WITHOUT_ACKS : Duration.ZERO;
+    if (!quiet.isZero()) {
+      steps.step("wait until " + base.input() + " receives nothing for " + Steps.format(quiet));
+      awaitQuiet(base.input(), plan.current(), quiet, o.timeout());
       steps.done("quiet");
     }
     if (!plan.repair()) {
@@ -253,8 +263,11 @@ public final class GrowProcedure {
     steps.done("no member, no open transaction, offsets unchanged");
   }
 
-  /** Copies what the base generation did not decide for good into the new input. */
-  private InputCopy.Copied copyLeftovers(GrowPlan plan) {
+  /**
+   * Copies what the base generation did not decide for good into the new input, and records the old
+   * input as retired, copied up to where this copy ended: anything written there later shows (D71).
+   */
+  private void copyLeftovers(GrowPlan plan) {
     Generation base = plan.base();
     steps.step(
         "copy what generation " + base.number() + " did not decide for good into " + plan.input());
@@ -263,7 +276,10 @@ public final class GrowProcedure {
         copied.records()
             + " events copied"
             + (plan.repair() ? "" : " (0 unless something arrived late)"));
-    return copied;
+    pipeline.write(
+        pipeline
+            .retired()
+            .with(new RetiredInputs.Retired(base.input(), plan.number(), copied.upTo())));
   }
 
   /** Seeds the new generation's run store from the base's run-store changelog. */
@@ -341,19 +357,25 @@ public final class GrowProcedure {
     Map<Integer, Long> committed = cluster.committed(base.applicationId(), base.input());
     Map<Integer, List<Long>> parked = undecided(base);
     return InputCopy.tail(
-        pipeline.clientSettings(), base.input(), partitions, committed, parked, input, number);
+        pipeline.clientSettings(),
+        base.input(),
+        partitions,
+        committed,
+        parked,
+        input,
+        OptionalInt.of(number));
   }
 
-  private void awaitQuiet(String topic, int partitions, Options o) {
-    long deadline = System.nanoTime() + o.timeout().toNanos();
+  private void awaitQuiet(String topic, int partitions, Duration quiet, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
     Map<Integer, Long> last = cluster.endOffsets(topic, partitions);
     long quietSince = System.nanoTime();
-    while (System.nanoTime() - quietSince < o.quiet().toNanos()) {
+    while (System.nanoTime() - quietSince < quiet.toNanos()) {
       if (System.nanoTime() - deadline > 0) {
         throw new TimedOut(
             topic
                 + " still receives writes after "
-                + Steps.format(o.timeout())
+                + Steps.format(timeout)
                 + ": an ingress that does not follow the control topic writes to it; upgrade or"
                 + " stop it, then re-run this command");
       }

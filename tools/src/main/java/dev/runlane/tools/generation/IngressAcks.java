@@ -5,7 +5,6 @@ import dev.runlane.tools.Steps;
 import dev.runlane.tools.TimedOut;
 import dev.runlane.tools.kafka.Cluster;
 import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
@@ -13,14 +12,23 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * Waits until every ingress that may still write acknowledges a grow's new input (D71): each live
@@ -35,20 +43,20 @@ final class IngressAcks implements AutoCloseable {
 
   private final Cluster cluster;
   private final Steps steps;
-  private final Clock clock;
   private final String topic;
   private final String prefix;
   private final KafkaConsumer<String, byte[]> consumer;
   private final TopicPartition partition;
+  private final KafkaProducer<String, byte[]> probe;
+  private final String probeKey;
   private final Map<String, Heard> latest = new TreeMap<>();
 
   /** An acknowledgement and when the broker appended it. */
   private record Heard(IngressAck ack, Instant at) {}
 
-  IngressAcks(Pipeline pipeline, Steps steps, Clock clock) {
+  IngressAcks(Pipeline pipeline, Steps steps) {
     this.cluster = pipeline.cluster();
     this.steps = steps;
-    this.clock = clock;
     this.topic = IngressAck.topic(pipeline.config().controlTopic());
     this.prefix = IngressAck.key(pipeline.config().pipeline(), "");
     Map<String, Object> c = new HashMap<>(pipeline.clientSettings());
@@ -56,12 +64,17 @@ final class IngressAcks implements AutoCloseable {
     c.remove(ConsumerConfig.GROUP_ID_CONFIG);
     this.consumer = new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer());
     this.partition = new TopicPartition(topic, 0);
+    this.probeKey = IngressAck.key(pipeline.config().pipeline(), "~tool");
+    Map<String, Object> p = new HashMap<>(pipeline.clientSettings());
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    this.probe = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
   }
 
   /**
+   * @return how many ingresses of this pipeline were heard from (0: none writes acknowledgements)
    * @throws TimedOut naming the ingresses that did not acknowledge within {@code timeout}
    */
-  void await(int generation, String input, Duration timeout) {
+  int await(int generation, String input, Duration timeout) {
     if (cluster.partitions(topic).isEmpty()) {
       // Only ingresses older than D71 run (or none): no topic, nobody to wait for.
       steps.done(
@@ -69,7 +82,7 @@ final class IngressAcks implements AutoCloseable {
               + topic
               + " (none runs, or they predate it: `--quiet-seconds` waits for a quiet input"
               + " instead)");
-      return;
+      return 0;
     }
     consumer.assign(List.of(partition));
     consumer.seekToBeginning(List.of(partition));
@@ -81,7 +94,7 @@ final class IngressAcks implements AutoCloseable {
       Map<String, String> waiting = waitingFor(generation, input);
       if (waiting.isEmpty()) {
         steps.done(acknowledged(generation, input));
-        return;
+        return latest.size();
       }
       // Named when the set changes and every few seconds, not on every poll.
       if (!waiting.keySet().equals(shown) || System.nanoTime() - nextProgress > 0) {
@@ -104,11 +117,31 @@ final class IngressAcks implements AutoCloseable {
     }
   }
 
+  /**
+   * The broker's time: the append time of a probe record, so that "heard within its bound" compares
+   * two times of one clock, whatever the tool's host clock says (D71).
+   */
+  private Instant brokerNow() {
+    try {
+      long at =
+          probe
+              .send(new ProducerRecord<>(topic, 0, probeKey, new byte[0]))
+              .get(30, TimeUnit.SECONDS)
+              .timestamp();
+      return Instant.ofEpochMilli(at);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new KafkaException("interrupted", e);
+    } catch (ExecutionException | TimeoutException e) {
+      throw new KafkaException("could not write to " + topic + " to learn the broker's time", e);
+    }
+  }
+
   private void readToEnd() {
     long end = consumer.endOffsets(List.of(partition), Duration.ofSeconds(30)).get(partition);
     while (consumer.position(partition, Duration.ofSeconds(30)) < end) {
       for (ConsumerRecord<String, byte[]> r : consumer.poll(POLL)) {
-        if (r.key() == null || !r.key().startsWith(prefix)) {
+        if (r.key() == null || !r.key().startsWith(prefix) || r.key().equals(probeKey)) {
           continue;
         }
         if (r.value() == null) {
@@ -134,7 +167,7 @@ final class IngressAcks implements AutoCloseable {
    * The ingresses still heard from that have not acknowledged, by key, described for the operator.
    */
   private Map<String, String> waitingFor(int generation, String input) {
-    Instant now = clock.instant();
+    Instant now = brokerNow();
     Map<String, String> waiting = new TreeMap<>();
     latest.forEach(
         (key, heard) -> {
@@ -176,5 +209,6 @@ final class IngressAcks implements AutoCloseable {
   @Override
   public void close() {
     consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
+    probe.close(Duration.ofSeconds(5));
   }
 }

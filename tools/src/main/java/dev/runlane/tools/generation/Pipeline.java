@@ -2,11 +2,13 @@ package dev.runlane.tools.generation;
 
 import dev.runlane.common.generation.ControlTopic;
 import dev.runlane.common.generation.Generation;
+import dev.runlane.common.generation.RetiredInputs;
 import dev.runlane.tools.Refused;
 import dev.runlane.tools.ToolsConfig;
 import dev.runlane.tools.kafka.Cluster;
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.ProducerFencedException;
@@ -85,19 +87,34 @@ public final class Pipeline implements AutoCloseable {
 
   /** Makes {@code generation} the latest record, which every service follows within a second. */
   public void write(Generation generation) {
+    write(w -> w.write(generation), generation.describe());
+  }
+
+  /** The inputs grows retired, with how far each was copied (D71). */
+  public RetiredInputs retired() {
+    latest();
+    return control.retired();
+  }
+
+  /** Makes {@code retired} the pipeline's list of retired inputs (D71). */
+  public void write(RetiredInputs retired) {
+    write(w -> w.write(retired), "the list of retired inputs");
+  }
+
+  private void write(Consumer<ControlTopic.Writer> write, String what) {
     try {
       if (writer == null) {
         writer =
             new ControlTopic.Writer(
                 config.clientSettings(), config.controlTopic(), config.pipeline());
       }
-      writer.write(generation);
+      write.accept(writer);
     } catch (ProducerFencedException e) {
       throw new KafkaException(
           "another runlane command started on pipeline "
               + config.pipeline()
               + " and took over; this one stopped before writing "
-              + generation.describe(),
+              + what,
           e);
     }
   }

@@ -6,12 +6,15 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -38,6 +41,9 @@ public final class InputCopy {
    * For each partition of {@code source} in order: the records at {@code extra} offsets below
    * {@code from}, then every record from {@code from} (0 where absent) to the end.
    *
+   * @param undecidedBy the generation that copies, to mark each record to be decided on the run
+   *     store alone (D35); empty for records no generation ever read, decided as live ones (D71)
+   * @throws KafkaException naming the range if retention deleted records before they were copied
    * @return what was copied
    */
   public static Copied tail(
@@ -47,11 +53,12 @@ public final class InputCopy {
       Map<Integer, Long> from,
       Map<Integer, List<Long>> extra,
       String target,
-      int generation) {
-    byte[] copiedBy = Integer.toString(generation).getBytes(StandardCharsets.UTF_8);
+      OptionalInt undecidedBy) {
     Map<String, Object> c = new HashMap<>(clientSettings);
     c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
+    // A record deleted before it was copied must stop the copy, not skip to the end silently.
+    c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
     Map<String, Object> p = new HashMap<>(clientSettings);
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
@@ -73,11 +80,17 @@ public final class InputCopy {
         upTo.put(partition, end);
         consumer.seek(tp, Math.min(first, start));
         while (consumer.position(tp) < end) {
-          for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+          for (ConsumerRecord<byte[], byte[]> r : poll(consumer, tp)) {
             if (r.offset() >= start || parked.contains(r.offset())) {
               // Marked, so that the new generation decides it on its run store alone: the old one
               // may have decided it in a transaction that aborted, leaving a Redis marker (D35).
-              r.headers().remove(Replay.UNDECIDED_HEADER).add(Replay.UNDECIDED_HEADER, copiedBy);
+              r.headers().remove(Replay.UNDECIDED_HEADER);
+              undecidedBy.ifPresent(
+                  g ->
+                      r.headers()
+                          .add(
+                              Replay.UNDECIDED_HEADER,
+                              Integer.toString(g).getBytes(StandardCharsets.UTF_8)));
               producer.send(
                   new ProducerRecord<>(
                       target, null, r.timestamp(), r.key(), r.value(), r.headers()),
@@ -97,5 +110,21 @@ public final class InputCopy {
       throw new KafkaException("copying " + source + " to " + target + " failed", failed.get());
     }
     return new Copied(copied, upTo);
+  }
+
+  private static ConsumerRecords<byte[], byte[]> poll(
+      KafkaConsumer<byte[], byte[]> consumer, TopicPartition tp) {
+    try {
+      return consumer.poll(Duration.ofMillis(200));
+    } catch (OffsetOutOfRangeException e) {
+      throw new KafkaException(
+          "records of "
+              + tp
+              + " from offset "
+              + consumer.position(tp)
+              + " were deleted by retention before they were copied: they are lost; the rest"
+              + " can be copied from the partition's first offset on",
+          e);
+    }
   }
 }

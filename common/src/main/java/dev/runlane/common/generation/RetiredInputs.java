@@ -1,0 +1,102 @@
+package dev.runlane.common.generation;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The inputs grows retired, each with the offsets up to which a grow (or {@code partitions
+ * catch-up}) copied it into a later input (D71). Kept in the control topic under {@code
+ * <pipeline>/retired}, beside the generation record and written by the same fenced writer, so it
+ * survives every later generation: a record past the mark was written after the input was retired
+ * and nobody reads it until {@code partitions catch-up} copies it.
+ *
+ * @param inputs oldest first
+ */
+public record RetiredInputs(@JsonProperty("inputs") List<Retired> inputs) {
+
+  private static final ObjectMapper JSON =
+      JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+
+  /**
+   * @param input the retired topic
+   * @param generation the generation whose grow retired it
+   * @param copiedTo per partition, the offset up to which it was copied
+   */
+  public record Retired(
+      @JsonProperty("input") String input,
+      @JsonProperty("generation") int generation,
+      @JsonProperty("copied_to") Map<Integer, Long> copiedTo) {
+    public Retired {
+      Objects.requireNonNull(input, "input");
+      copiedTo = Map.copyOf(copiedTo);
+    }
+
+    /**
+     * The records past the mark, given each partition's end offset. Only marked partitions count:
+     * nothing else of the input is known to have been read.
+     */
+    public long late(Map<Integer, Long> end) {
+      long late = 0;
+      for (Map.Entry<Integer, Long> e : copiedTo.entrySet()) {
+        late += Math.max(0, end.getOrDefault(e.getKey(), e.getValue()) - e.getValue());
+      }
+      return late;
+    }
+  }
+
+  public RetiredInputs {
+    inputs = List.copyOf(inputs == null ? List.of() : inputs);
+  }
+
+  public static final RetiredInputs NONE = new RetiredInputs(List.of());
+
+  /** The control topic key: the pipeline's, with {@code /retired}. */
+  public static String key(String pipeline) {
+    return pipeline + "/retired";
+  }
+
+  /** These inputs, with {@code retired} added or its mark replaced. */
+  public RetiredInputs with(Retired retired) {
+    List<Retired> next = new ArrayList<>();
+    boolean replaced = false;
+    for (Retired r : inputs) {
+      if (r.input().equals(retired.input())) {
+        next.add(retired);
+        replaced = true;
+      } else {
+        next.add(r);
+      }
+    }
+    if (!replaced) {
+      next.add(retired);
+    }
+    return new RetiredInputs(next);
+  }
+
+  public byte[] encode() {
+    try {
+      return JSON.writeValueAsBytes(this);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot encode " + this, e);
+    }
+  }
+
+  /**
+   * @throws IllegalArgumentException if {@code json} is not a list of retired inputs
+   */
+  public static RetiredInputs decode(byte[] json) {
+    try {
+      return JSON.readValue(json, RetiredInputs.class);
+    } catch (IOException | RuntimeException e) {
+      throw new IllegalArgumentException("unreadable list of retired inputs", e);
+    }
+  }
+}
