@@ -12,9 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
@@ -233,12 +231,5 @@ final class Kustomize {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-  }
-
-  /** The rendered objects by {@code kind name}. */
-  static Map<String, ObjectNode> byId(List<ObjectNode> objects) {
-    Map<String, ObjectNode> out = new LinkedHashMap<>();
-    objects.forEach(o -> out.put(id(o), o));
-    return out;
   }
 }
