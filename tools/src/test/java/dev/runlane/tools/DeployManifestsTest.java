@@ -283,7 +283,8 @@ class DeployManifestsTest {
       m.forEach((k, v) -> out.addAll(unknownFields(v, path + "." + k, seen)));
       return out;
     }
-    if (!o.getClass().getName().startsWith("io.fabric8.kubernetes.api.model")) {
+    if (!o.getClass().getName().startsWith("io.fabric8.kubernetes.api.model")
+        && !o.getClass().getName().startsWith("io.fabric8.openshift.api.model")) {
       return out;
     }
     for (Method getter : o.getClass().getMethods()) {

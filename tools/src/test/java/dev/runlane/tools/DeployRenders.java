@@ -18,6 +18,8 @@ import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.openshift.api.model.monitoring.v1.PodMonitor;
+import io.fabric8.openshift.api.model.monitoring.v1.PrometheusRule;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -50,11 +52,12 @@ final class DeployRenders {
           "components/kafka-private-ca",
           "components/runs-token");
 
-  /** Custom resources: the Prometheus Operator's and Strimzi's, by API group. */
+  /**
+   * Custom resources with no model here, by API version: Strimzi's (its Java API pins another
+   * fabric8 than ours). The Prometheus Operator's are read as fabric8's types like the rest.
+   */
   static final Map<String, String> CUSTOM =
       Map.of(
-          "PodMonitor", "monitoring.coreos.com/v1",
-          "PrometheusRule", "monitoring.coreos.com/v1",
           "KafkaTopic", "kafka.strimzi.io/v1beta2",
           "KafkaUser", "kafka.strimzi.io/v1beta2",
           "Kafka", "kafka.strimzi.io/v1beta2",
@@ -71,7 +74,9 @@ final class DeployRenders {
           "ConfigMap", ConfigMap.class,
           "Secret", Secret.class,
           "Namespace", Namespace.class,
-          "NetworkPolicy", NetworkPolicy.class);
+          "NetworkPolicy", NetworkPolicy.class,
+          "PodMonitor", PodMonitor.class,
+          "PrometheusRule", PrometheusRule.class);
 
   private DeployRenders() {}
 
