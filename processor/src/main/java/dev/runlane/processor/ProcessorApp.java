@@ -11,6 +11,7 @@ import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.generation.GenerationFollower;
 import dev.runlane.processor.generation.InputChangedException;
 import dev.runlane.processor.generation.RetiredInputWatch;
+import dev.runlane.processor.runs.BearerGuard;
 import dev.runlane.processor.runs.RunQueryHandler;
 import dev.runlane.processor.topology.FaultHook;
 import dev.runlane.processor.topology.StoreNames;
@@ -81,8 +82,14 @@ public final class ProcessorApp implements AutoCloseable {
               this.streams::isRunning,
               Map.of(
                   "/runs/",
-                  new RunQueryHandler(
-                      this.streams::streams, StoreNames.RUNS, this.streams::self, this.streams)));
+                  new BearerGuard(
+                      config.runsToken(),
+                      new RunQueryHandler(
+                          this.streams::streams,
+                          StoreNames.RUNS,
+                          this.streams::self,
+                          this.streams,
+                          config.runsToken()))));
       started.push(this.admin);
       this.streams.serveAt(new HostInfo(config.advertisedHost(), this.admin.port()));
       this.follower =

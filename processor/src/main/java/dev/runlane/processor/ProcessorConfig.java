@@ -60,7 +60,8 @@ public record ProcessorConfig(
     Optional<String> redisUsername,
     Optional<Secret> redisPassword,
     TopicPolicy topicPolicy,
-    boolean decidedRecord) {
+    boolean decidedRecord,
+    Optional<Secret> runsToken) {
 
   private static final Logger log = LoggerFactory.getLogger(ProcessorConfig.class);
 
@@ -72,6 +73,9 @@ public record ProcessorConfig(
    * flush after a few hundred KB; a value this small is more likely a unit mistake.
    */
   static final int MIN_ROCKSDB_MEMORY_MB = 16;
+
+  /** The shortest bearer token PROCESSOR_RUNS_TOKEN may be. */
+  static final int MIN_RUNS_TOKEN_CHARS = 32;
 
   /** The cap on held events per task unless PROCESSOR_REORDER_MAX_HELD says otherwise. */
   public static final int DEFAULT_REORDER_MAX_HELD = 10_000;
@@ -103,6 +107,7 @@ public record ProcessorConfig(
     config.checkGuarantee(r);
     config.checkRedisTimes(r);
     config.checkMemoryAndInstanceId(r);
+    config.checkRunsToken(r);
     r.throwIfInvalid();
     config.warnings().forEach(w -> log.warn("risky setting: {}", w));
     return config;
@@ -154,6 +159,21 @@ public record ProcessorConfig(
                     "PROCESSOR_GROUP_INSTANCE_ID='"
                         + id
                         + "' must be 1-240 characters of a-z, A-Z, 0-9, '.', '_' and '-'"));
+  }
+
+  /**
+   * A bearer token anyone could guess protects nothing: at least {@link #MIN_RUNS_TOKEN_CHARS}
+   * characters, e.g. {@code openssl rand -hex 32} (D80). The message never holds the value.
+   */
+  private void checkRunsToken(EnvReader r) {
+    runsToken
+        .filter(t -> t.reveal().length() < MIN_RUNS_TOKEN_CHARS)
+        .ifPresent(
+            t ->
+                r.problem(
+                    "PROCESSOR_RUNS_TOKEN must be at least "
+                        + MIN_RUNS_TOKEN_CHARS
+                        + " characters (openssl rand -hex 32)"));
   }
 
   /** Valid but risky combinations, logged at start. */
@@ -231,7 +251,8 @@ public record ProcessorConfig(
         redisUsername,
         redisPassword,
         topicPolicy,
-        decidedRecord);
+        decidedRecord,
+        runsToken);
   }
 
   public RedisDedupSettings redisDedupSettings() {

@@ -150,7 +150,8 @@ final class ProcessorEnv {
       KafkaClientSettings kafkaClient,
       Optional<String> redisUsername,
       Optional<Secret> redisPassword,
-      TopicPolicy topicPolicy) {
+      TopicPolicy topicPolicy,
+      Optional<Secret> runsToken) {
 
     static Access read(EnvReader r) {
       return new Access(
@@ -165,7 +166,11 @@ final class ProcessorEnv {
           r.isSet("REDIS_PASSWORD")
               ? Optional.of(Secret.of(r.string("REDIS_PASSWORD", "")))
               : Optional.empty(),
-          TopicPolicy.fromEnv(r));
+          TopicPolicy.fromEnv(r),
+          // GET /runs/{id} and its relay only with this bearer token when set (D80).
+          r.isSet("PROCESSOR_RUNS_TOKEN")
+              ? Optional.of(Secret.of(r.string("PROCESSOR_RUNS_TOKEN", "")))
+              : Optional.empty());
     }
   }
 
@@ -206,6 +211,7 @@ final class ProcessorEnv {
         access.redisUsername(),
         access.redisPassword(),
         access.topicPolicy(),
-        true);
+        true,
+        access.runsToken());
   }
 }

@@ -204,6 +204,15 @@ final class ProcessorHarness implements AutoCloseable {
         HttpResponse.BodyHandlers.ofByteArray());
   }
 
+  /** A GET on the admin port with an {@code Authorization} header (PROCESSOR_RUNS_TOKEN). */
+  HttpResponse<byte[]> get(String path, String authorization) throws Exception {
+    return HTTP.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + app.adminPort() + path))
+            .header("Authorization", authorization)
+            .build(),
+        HttpResponse.BodyHandlers.ofByteArray());
+  }
+
   /** The liveness probe's status code. */
   int live() throws Exception {
     return get("/health/live").statusCode();

@@ -19,11 +19,18 @@ import org.junit.jupiter.api.Test;
 /** {@code GET /runs/{id}} answers from any instance: the one hosting the run, or by relay. */
 @RealInfra
 class RunQueryIT {
+  /** PROCESSOR_RUNS_TOKEN of both instances: the relay carries it (D80). */
+  private static final String TOKEN = "relay-test-token-0123456789abcdef0123";
+
+  private static final String BEARER = "Bearer " + TOKEN;
+
   @Test
   void anInstanceRelaysQueriesForRunsItDoesNotHost(Infra infra) throws Exception {
     String name = infra.uniqueName("query");
-    try (ProcessorHarness a = new ProcessorHarness(infra, name).start();
-        ProcessorHarness b = new ProcessorHarness(infra, name).start()) {
+    try (ProcessorHarness a =
+            new ProcessorHarness(infra, name).with("PROCESSOR_RUNS_TOKEN", TOKEN).start();
+        ProcessorHarness b =
+            new ProcessorHarness(infra, name).with("PROCESSOR_RUNS_TOKEN", TOKEN).start()) {
       await()
           .atMost(Duration.ofSeconds(60))
           .until(
@@ -53,11 +60,12 @@ class RunQueryIT {
       String relayed = hostedByB;
       await()
           .atMost(Duration.ofSeconds(30))
-          .until(() -> b.get("/runs/" + relayed).statusCode() == 200);
-      HttpResponse<byte[]> response = a.get("/runs/" + hostedByB);
-      assertThat(response.statusCode()).isEqualTo(200);
+          .until(() -> b.get("/runs/" + relayed, BEARER).statusCode() == 200);
+      HttpResponse<byte[]> response = a.get("/runs/" + hostedByB, BEARER);
+      assertThat(response.statusCode()).as("relayed with the token").isEqualTo(200);
       assertThat(RunStateJson.fromJson(response.body()).runId()).isEqualTo(hostedByB);
-      assertThat(b.get("/runs/" + hostedByB).statusCode()).isEqualTo(200);
+      assertThat(b.get("/runs/" + hostedByB, BEARER).statusCode()).isEqualTo(200);
+      assertThat(a.get("/runs/" + hostedByB).statusCode()).as("no token").isEqualTo(401);
     }
   }
 

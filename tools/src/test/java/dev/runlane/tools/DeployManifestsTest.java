@@ -2,12 +2,9 @@ package dev.runlane.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runlane.common.http.AdminServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
@@ -18,9 +15,6 @@ import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Probe;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Service;
-import io.fabric8.kubernetes.api.model.apps.Deployment;
-import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import java.io.IOException;
 import java.lang.reflect.Method;
 import java.nio.file.Files;
@@ -38,82 +32,90 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * deploy/ as shipped: every Kubernetes object reads as its API type with no field the type does not
- * have; every variable a manifest or the compose file sets is one the service reads (the README's
- * configuration table, itself the config classes' list); the required ones are set; probes point at
- * paths and ports the services serve; the workloads meet Pod Security "restricted".
+ * deploy/ as shipped: every object of every overlay, of the base alone and of each component on the
+ * base reads as its API type with no field the type does not have; every variable a manifest or the
+ * compose file sets is one the service reads (the README's configuration table, itself the config
+ * classes' list), the required ones are set, every ConfigMap and Secret key they name exists;
+ * probes point at paths and ports the services serve; the workloads meet Pod Security "restricted",
+ * at pod and at container level.
  */
 class DeployManifestsTest {
-  private static final Path DEPLOY = Path.of("..", "deploy");
-  private static final ObjectMapper YAML =
-      YAMLMapper.builder().enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
-  private static final Map<String, Class<? extends HasMetadata>> TYPES =
-      Map.of(
-          "Deployment", Deployment.class,
-          "StatefulSet", StatefulSet.class,
-          "Service", Service.class,
-          "PodDisruptionBudget", PodDisruptionBudget.class,
-          "ConfigMap", ConfigMap.class,
-          "Secret", Secret.class);
-
-  /** Custom resources of the Prometheus Operator: no model here, checked by shape. */
-  private static final Set<String> CUSTOM = Set.of("PodMonitor", "PrometheusRule");
+  private static final Path DEPLOY = DeployRenders.DEPLOY;
 
   /** Set for the JVM or as a helper for other values, not read by a service. */
   private static final Set<String> PLATFORM = Set.of("JAVA_TOOL_OPTIONS", "POD_NAME");
 
   @Test
   void everyObjectIsItsKubernetesTypeWithNoUnknownField() throws Exception {
-    List<HasMetadata> objects = base();
-    assertThat(objects).extracting(HasMetadata::getKind).contains("Deployment", "StatefulSet");
-    for (HasMetadata o : objects) {
-      assertThat(unknownFields(o, "")).as(o.getKind() + " " + o.getMetadata().getName()).isEmpty();
-    }
-    for (JsonNode custom : docs(DEPLOY.resolve("k8s/base/monitoring.yaml"))) {
-      if (CUSTOM.contains(custom.path("kind").asText())) {
-        assertThat(custom.path("apiVersion").asText()).isEqualTo("monitoring.coreos.com/v1");
+    for (Map.Entry<String, List<ObjectNode>> render : DeployRenders.all().entrySet()) {
+      List<HasMetadata> objects = DeployRenders.typed(render.getValue());
+      assertThat(objects)
+          .extracting(HasMetadata::getKind)
+          .as(render.getKey())
+          .contains("Namespace", "Deployment", "StatefulSet", "NetworkPolicy");
+      for (HasMetadata o : objects) {
+        assertThat(unknownFields(o, ""))
+            .as(render.getKey() + ": " + o.getKind() + " " + o.getMetadata().getName())
+            .isEmpty();
       }
     }
+    assertThat(unknownFields(secretExample(), "")).isEmpty();
   }
 
   @Test
   void containersSetOnlyVariablesTheirServiceReadsAndEveryRequiredOne() throws Exception {
     Map<String, Set<String>> known = readmeVariables();
-    Map<String, Set<String>> generated = new HashMap<>(); // config map -> its keys
-    for (Path k :
-        List.of(
-            Path.of("k8s/base/kustomization.yaml"),
-            Path.of("k8s/overlays/example/kustomization.yaml"))) {
-      for (JsonNode gen : docs(DEPLOY.resolve(k)).get(0).path("configMapGenerator")) {
-        Set<String> keys =
-            generated.computeIfAbsent(gen.path("name").asText(), n -> new HashSet<>());
-        gen.path("literals").forEach(l -> keys.add(l.asText().split("=", 2)[0]));
+    Set<String> secretKeys = secretExample().getStringData().keySet();
+    for (Map.Entry<String, List<ObjectNode>> render : DeployRenders.all().entrySet()) {
+      List<HasMetadata> objects = DeployRenders.typed(render.getValue());
+      Map<String, Set<String>> maps = new HashMap<>(); // config map -> its keys
+      objects.stream()
+          .filter(o -> o instanceof ConfigMap)
+          .map(ConfigMap.class::cast)
+          .forEach(m -> maps.put(m.getMetadata().getName(), m.getData().keySet()));
+      for (Map.Entry<String, Container> e : DeployRenders.containers(objects).entrySet()) {
+        String service = e.getKey();
+        String where = render.getKey() + " " + service;
+        Set<String> names = new HashSet<>();
+        for (var from : e.getValue().getEnvFrom()) {
+          String map = from.getConfigMapRef().getName();
+          // A component on the base alone lacks what its overlay must generate (the sink's
+          // runlane-sink-database, components/sink/kustomization.yaml); an overlay has it all.
+          boolean overlay = !render.getKey().startsWith("base+");
+          assertThat(maps.containsKey(map) || !overlay)
+              .as(where + " reads ConfigMap " + map)
+              .isTrue();
+          names.addAll(maps.getOrDefault(map, Set.of()));
+        }
+        for (EnvVar v : e.getValue().getEnv()) {
+          names.add(v.getName());
+          var ref = v.getValueFrom() == null ? null : v.getValueFrom().getSecretKeyRef();
+          if (ref != null && ref.getName().equals("runlane")) {
+            // Every key of the Secret `runlane` a workload reads is one the example lists.
+            assertThat(secretKeys)
+                .as(where + " reads Secret key " + ref.getKey())
+                .contains(ref.getKey());
+          }
+        }
+        for (String name : names) {
+          // The sink creates no topic: the shared Kafka map's topic-creation settings are not its.
+          boolean topicCreation =
+              service.equals("sink")
+                  && name.startsWith("TOPIC_")
+                  && maps.get("runlane-kafka").contains(name);
+          assertThat(topicCreation || reads(known, service, name))
+              .as(where + " reads " + name)
+              .isTrue();
+        }
+        if (service.equals("ingress")) {
+          assertThat(names).contains("SUME_SIGNING_SECRETS", "KAFKA_BOOTSTRAP_SERVERS");
+        }
+        if (service.equals("sink") && !render.getKey().startsWith("base+")) {
+          assertThat(names).as(where).contains("SINK_DATABASE_URL", "SINK_DATABASE_PASSWORD");
+        }
       }
     }
-    for (Map.Entry<String, Container> e : containers().entrySet()) {
-      String service = e.getKey();
-      Set<String> names = new HashSet<>();
-      e.getValue()
-          .getEnvFrom()
-          .forEach(
-              from ->
-                  names.addAll(generated.getOrDefault(from.getConfigMapRef().getName(), Set.of())));
-      e.getValue().getEnv().stream().map(EnvVar::getName).forEach(names::add);
-      for (String name : names) {
-        // The sink creates no topic: the shared Kafka map's topic-creation settings are not its.
-        boolean topicCreation =
-            service.equals("sink")
-                && name.startsWith("TOPIC_")
-                && generated.getOrDefault("runlane-kafka", Set.of()).contains(name);
-        assertThat(topicCreation || reads(known, service, name))
-            .as(service + " reads " + name)
-            .isTrue();
-      }
-      if (service.equals("ingress")) {
-        assertThat(names).contains("SUME_SIGNING_SECRETS", "KAFKA_BOOTSTRAP_SERVERS");
-      }
-    }
-    JsonNode compose = docs(DEPLOY.resolve("docker-compose.yml")).get(0).path("services");
+    JsonNode compose = Kustomize.docs(DEPLOY.resolve("docker-compose.yml")).get(0).path("services");
     for (String service : List.of("ingress", "processor", "sink")) {
       compose
           .path(service)
@@ -131,20 +133,27 @@ class DeployManifestsTest {
   @Test
   void probesAskThePathsAndPortsTheServicesServe() throws Exception {
     Map<String, Integer> adminPorts = Map.of("ingress", 9080, "processor", 9081, "sink", 9082);
-    for (Map.Entry<String, Container> e : containers().entrySet()) {
-      Container c = e.getValue();
-      for (Probe p : List.of(c.getReadinessProbe(), c.getLivenessProbe())) {
-        assertThat(p).as(e.getKey() + " probes").isNotNull();
-        assertThat(p.getHttpGet().getPath()).isIn(AdminServer.READY_PATH, AdminServer.LIVE_PATH);
-        String port = p.getHttpGet().getPort().getStrVal();
-        ContainerPort declared =
-            c.getPorts().stream().filter(cp -> port.equals(cp.getName())).findFirst().orElseThrow();
-        assertThat(declared.getContainerPort()).isEqualTo(adminPorts.get(e.getKey()));
+    for (Map.Entry<String, List<ObjectNode>> render : DeployRenders.all().entrySet()) {
+      for (Map.Entry<String, Container> e :
+          DeployRenders.containers(DeployRenders.typed(render.getValue())).entrySet()) {
+        Container c = e.getValue();
+        String where = render.getKey() + " " + e.getKey();
+        for (Probe p : List.of(c.getReadinessProbe(), c.getLivenessProbe(), c.getStartupProbe())) {
+          assertThat(p).as(where + " probes").isNotNull();
+          assertThat(p.getHttpGet().getPath()).isIn(AdminServer.READY_PATH, AdminServer.LIVE_PATH);
+          String port = p.getHttpGet().getPort().getStrVal();
+          ContainerPort declared =
+              c.getPorts().stream()
+                  .filter(cp -> port.equals(cp.getName()))
+                  .findFirst()
+                  .orElseThrow();
+          assertThat(declared.getContainerPort()).as(where).isEqualTo(adminPorts.get(e.getKey()));
+        }
+        assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo(AdminServer.READY_PATH);
+        assertThat(c.getLivenessProbe().getHttpGet().getPath()).isEqualTo(AdminServer.LIVE_PATH);
       }
-      assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo(AdminServer.READY_PATH);
-      assertThat(c.getLivenessProbe().getHttpGet().getPath()).isEqualTo(AdminServer.LIVE_PATH);
     }
-    JsonNode compose = docs(DEPLOY.resolve("docker-compose.yml")).get(0).path("services");
+    JsonNode compose = Kustomize.docs(DEPLOY.resolve("docker-compose.yml")).get(0).path("services");
     for (String service : adminPorts.keySet()) {
       String test = compose.path(service).path("healthcheck").path("test").toString();
       assertThat(test)
@@ -157,43 +166,46 @@ class DeployManifestsTest {
         .isEqualTo("apache/kafka:" + kafkaVersion());
   }
 
+  /**
+   * Pod Security "restricted" at pod level and again on every container: scanners (kube-linter,
+   * kubescape) check each container's own context (issue 39, D79).
+   */
   @Test
   void theWorkloadsMeetPodSecurityRestrictedAndPeersResolveDuringRebalances() throws Exception {
-    for (HasMetadata o : base()) {
-      PodSpec pod =
-          o instanceof Deployment d
-              ? d.getSpec().getTemplate().getSpec()
-              : o instanceof StatefulSet s ? s.getSpec().getTemplate().getSpec() : null;
-      if (pod == null) {
-        continue;
+    for (Map.Entry<String, List<ObjectNode>> render : DeployRenders.all().entrySet()) {
+      List<HasMetadata> objects = DeployRenders.typed(render.getValue());
+      for (HasMetadata o : objects) {
+        PodSpec pod = DeployRenders.pod(o);
+        if (pod == null) {
+          continue;
+        }
+        String where = render.getKey() + " " + o.getMetadata().getName();
+        assertThat(pod.getSecurityContext().getRunAsNonRoot()).as(where).isTrue();
+        assertThat(pod.getSecurityContext().getSeccompProfile().getType())
+            .as(where)
+            .isEqualTo("RuntimeDefault");
+        for (Container c : pod.getContainers()) {
+          assertThat(c.getSecurityContext().getRunAsNonRoot()).as(where).isTrue();
+          assertThat(c.getSecurityContext().getSeccompProfile().getType())
+              .as(where)
+              .isEqualTo("RuntimeDefault");
+          assertThat(c.getSecurityContext().getAllowPrivilegeEscalation()).as(where).isFalse();
+          assertThat(c.getSecurityContext().getCapabilities().getDrop()).containsExactly("ALL");
+          assertThat(c.getSecurityContext().getReadOnlyRootFilesystem()).as(where).isTrue();
+          assertThat(c.getResources().getLimits()).as(where).containsKeys("cpu", "memory");
+        }
       }
-      assertThat(pod.getSecurityContext().getRunAsNonRoot()).isTrue();
-      assertThat(pod.getSecurityContext().getSeccompProfile().getType())
-          .isEqualTo("RuntimeDefault");
-      for (Container c : pod.getContainers()) {
-        assertThat(c.getSecurityContext().getAllowPrivilegeEscalation()).isFalse();
-        assertThat(c.getSecurityContext().getCapabilities().getDrop()).containsExactly("ALL");
-        assertThat(c.getSecurityContext().getReadOnlyRootFilesystem()).isTrue();
-        assertThat(c.getVolumeMounts()).anyMatch(m -> m.getMountPath().equals("/tmp"));
-        assertThat(c.getResources().getLimits()).containsKeys("cpu", "memory");
+      for (HasMetadata o : DeployRenders.workloads(objects)) {
+        assertThat(DeployRenders.pod(o).getContainers().get(0).getVolumeMounts())
+            .anyMatch(m -> m.getMountPath().equals("/tmp"));
       }
-    }
-    Service headless =
-        base().stream()
-            .filter(o -> o instanceof Service s && "None".equals(s.getSpec().getClusterIP()))
-            .map(Service.class::cast)
-            .findFirst()
-            .orElseThrow();
-    assertThat(headless.getSpec().getPublishNotReadyAddresses()).isTrue();
-  }
-
-  @Test
-  void kustomizationsNameFilesThatExist() throws Exception {
-    for (Path k : List.of(Path.of("k8s/base"), Path.of("k8s/overlays/example"))) {
-      Path dir = DEPLOY.resolve(k);
-      for (JsonNode r : docs(dir.resolve("kustomization.yaml")).get(0).path("resources")) {
-        assertThat(Files.exists(dir.resolve(r.asText()))).as(k + " -> " + r.asText()).isTrue();
-      }
+      Service headless =
+          objects.stream()
+              .filter(o -> o instanceof Service s && "None".equals(s.getSpec().getClusterIP()))
+              .map(Service.class::cast)
+              .findFirst()
+              .orElseThrow();
+      assertThat(headless.getSpec().getPublishNotReadyAddresses()).isTrue();
     }
   }
 
@@ -206,54 +218,11 @@ class DeployManifestsTest {
     return m.group(1);
   }
 
-  /** Every object of the base, read as its Kubernetes type. */
-  private static List<HasMetadata> base() throws IOException {
-    List<HasMetadata> out = new ArrayList<>();
-    for (JsonNode k :
-        docs(DEPLOY.resolve("k8s/base/kustomization.yaml")).get(0).path("resources")) {
-      for (JsonNode doc : docs(DEPLOY.resolve("k8s/base").resolve(k.asText()))) {
-        Class<? extends HasMetadata> type = TYPES.get(doc.path("kind").asText());
-        if (type != null) {
-          out.add(YAML.treeToValue(doc, type));
-        } else {
-          assertThat(CUSTOM).as("a kind this test knows").contains(doc.path("kind").asText());
-        }
-      }
-    }
-    Path secret = DEPLOY.resolve("k8s/secret.example.yaml");
-    out.add(YAML.treeToValue(docs(secret).get(0), Secret.class));
-    return out;
-  }
-
-  /** The containers of the two workloads, by service. */
-  private static Map<String, Container> containers() throws IOException {
-    Map<String, Container> out = new HashMap<>();
-    for (HasMetadata o : base()) {
-      if (o instanceof Deployment d) {
-        // runlane-ingress, runlane-sink
-        out.put(
-            d.getMetadata().getName().substring("runlane-".length()),
-            d.getSpec().getTemplate().getSpec().getContainers().get(0));
-      } else if (o instanceof StatefulSet s) {
-        out.put("processor", s.getSpec().getTemplate().getSpec().getContainers().get(0));
-      }
-    }
-    assertThat(out).containsKeys("ingress", "processor", "sink");
-    return out;
-  }
-
-  private static List<JsonNode> docs(Path file) throws IOException {
-    List<JsonNode> out = new ArrayList<>();
-    try (var parser = new YAMLFactory().createParser(file.toFile())) {
-      var it = new JsonMapper().readValues(parser, JsonNode.class);
-      while (it.hasNext()) {
-        JsonNode n = it.next();
-        if (n != null && !n.isNull() && !n.isEmpty()) {
-          out.add(n);
-        }
-      }
-    }
-    return out;
+  /** deploy/k8s/secret.example.yaml: the keys an operator puts in the Secret `runlane`. */
+  static Secret secretExample() throws IOException {
+    return new ObjectMapper()
+        .treeToValue(
+            Kustomize.docs(DEPLOY.resolve("k8s/secret.example.yaml")).get(0), Secret.class);
   }
 
   /** Variables by service ({@code ingress}, {@code processor}) from the README's table. */
@@ -314,7 +283,8 @@ class DeployManifestsTest {
       m.forEach((k, v) -> out.addAll(unknownFields(v, path + "." + k, seen)));
       return out;
     }
-    if (!o.getClass().getName().startsWith("io.fabric8.kubernetes.api.model")) {
+    if (!o.getClass().getName().startsWith("io.fabric8.kubernetes.api.model")
+        && !o.getClass().getName().startsWith("io.fabric8.openshift.api.model")) {
       return out;
     }
     for (Method getter : o.getClass().getMethods()) {

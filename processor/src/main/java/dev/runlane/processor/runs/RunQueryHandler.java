@@ -2,6 +2,7 @@ package dev.runlane.processor.runs;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
+import dev.runlane.common.config.Secret;
 import dev.runlane.common.http.AdminServer;
 import dev.runlane.common.http.ErrorBody;
 import java.io.IOException;
@@ -13,6 +14,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.function.Supplier;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
@@ -50,6 +52,7 @@ public final class RunQueryHandler implements HttpHandler {
   private final String storeName;
   private final Supplier<HostInfo> self;
   private final Rederiving rederiving;
+  private final Optional<String> authorization;
   private final HttpClient http =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
@@ -57,11 +60,14 @@ public final class RunQueryHandler implements HttpHandler {
       Supplier<KafkaStreams> streams,
       String storeName,
       Supplier<HostInfo> self,
-      Rederiving rederiving) {
+      Rederiving rederiving,
+      Optional<Secret> token) {
     this.streams = streams;
     this.storeName = storeName;
     this.self = self;
     this.rederiving = rederiving;
+    // The peer guards its /runs with the same token (one Secret for the StatefulSet, D80).
+    this.authorization = BearerGuard.header(token);
   }
 
   @Override
@@ -162,10 +168,10 @@ public final class RunQueryHandler implements HttpHandler {
                 + URLEncoder.encode(runId, StandardCharsets.UTF_8)
                 + "?local=true");
     try {
+      HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5));
+      authorization.ifPresent(a -> request.header("Authorization", a));
       HttpResponse<byte[]> response =
-          http.send(
-              HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).GET().build(),
-              HttpResponse.BodyHandlers.ofByteArray());
+          http.send(request.GET().build(), HttpResponse.BodyHandlers.ofByteArray());
       response
           .headers()
           .firstValue("Retry-After")

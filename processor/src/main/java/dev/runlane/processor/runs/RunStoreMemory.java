@@ -71,9 +71,10 @@ public final class RunStoreMemory implements RocksDBConfigSetter {
     options.setMemtableWholeKeyFiltering(true);
     options.setMemtablePrefixBloomSizeRatio(MEMTABLE_FILTER_RATIO);
     // A store has more than one column family. An earlier try of a shared write budget saw its
-    // flushes go to a near-empty one first, freeing nothing (D28); atomic
-    // flush makes every flush cover all of a store's column families.
-    options.setAtomicFlush(true);
+    // flushes go to a near-empty one first, freeing nothing (D28); atomic flush makes every flush
+    // cover all of a store's column families. Streams 4.4 sets it on every store itself, and
+    // setting it here again only made its options adapter log a WARN per store ("AtomicFlush is
+    // explicitly set to True by Streams"), six on every `./runlane demo` (issue 39, D81).
   }
 
   @Override
