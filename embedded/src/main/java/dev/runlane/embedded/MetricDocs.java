@@ -16,7 +16,8 @@ public final class MetricDocs {
   /** The documents, from a module's directory (where its tests run). */
   public static final List<Path> DOCUMENTS =
       List.of(
-          Path.of("..", "README.md"), Path.of("..", "deploy", "k8s", "base", "monitoring.yaml"));
+          Path.of("..", "README.md"),
+          Path.of("..", "deploy", "k8s", "components", "monitoring", "monitoring.yaml"));
 
   private MetricDocs() {}
 

@@ -44,7 +44,8 @@ class MetricNamesTest {
       Set<String> named = new LinkedHashSet<>();
       for (Path doc :
           new Path[] {
-            Path.of("..", "README.md"), Path.of("..", "deploy", "k8s", "base", "monitoring.yaml")
+            Path.of("..", "README.md"),
+            Path.of("..", "deploy", "k8s", "components", "monitoring", "monitoring.yaml")
           }) {
         Matcher m = NAME.matcher(Files.readString(doc));
         while (m.find()) {

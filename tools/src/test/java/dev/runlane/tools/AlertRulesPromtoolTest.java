@@ -53,7 +53,11 @@ class AlertRulesPromtoolTest {
           Map.entry("runlane_sink_offsets_ahead_partitions", "0x60"),
           Map.entry("runlane_sink_database_available", "1x60"),
           Map.entry("runlane_sink_lag_records", "5x60"),
-          Map.entry("up{pod=\"runlane-processor-0\"}", "1x60"));
+          Map.entry("up{pod=\"runlane-processor-0\"}", "1x60"),
+          Map.entry("runlane_processor_retired_input_unread_records", "0x60"),
+          Map.entry("runlane_ingress_control_view_age_seconds{pod=\"runlane-ingress-0\"}", "1x60"),
+          Map.entry(
+              "runlane_ingress_control_stale_after_seconds{pod=\"runlane-ingress-0\"}", "10x60"));
 
   /** Per alert: the series of its trouble (added to, or replacing, the healthy ones). */
   private static final Map<String, Map<String, String>> TROUBLE =
@@ -104,11 +108,25 @@ class AlertRulesPromtoolTest {
               "RunlaneSinkOffsetsAhead", Map.of("runlane_sink_offsets_ahead_partitions", "1x60")),
           Map.entry("RunlaneSinkDatabaseDown", Map.of("runlane_sink_database_available", "0x60")),
           Map.entry("RunlaneSinkLag", Map.of("runlane_sink_lag_records", "20000+100x60")),
-          Map.entry("RunlaneNotReady", Map.of("up{pod=\"runlane-processor-0\"}", "0x60")));
+          Map.entry("RunlaneNotReady", Map.of("up{pod=\"runlane-processor-0\"}", "0x60")),
+          // A stray ingress wrote to an input a grow retired (D71).
+          Map.entry(
+              "RunlaneWritesToRetiredInput",
+              Map.of("runlane_processor_retired_input_unread_records", "3x60")),
+          // An ingress whose view of the control topic is past its bound answers 503 (D71).
+          Map.entry(
+              "RunlaneIngressControlViewStale",
+              Map.of(
+                  "runlane_ingress_control_view_age_seconds{pod=\"runlane-ingress-0\"}",
+                  "0+60x60")));
 
   /** Labels an alert carries beyond its rule's, from its {@code by} clause. */
   private static final Map<String, Map<String, String>> GROUPED =
-      Map.of("RunlaneNotReady", Map.of("pod", "runlane-processor-0"));
+      Map.of(
+          "RunlaneNotReady",
+          Map.of("pod", "runlane-processor-0"),
+          "RunlaneIngressControlViewStale",
+          Map.of("pod", "runlane-ingress-0"));
 
   @Test
   void eachAlertFiresOnItsTroubleAndNoneOnHealthySeries(@TempDir Path dir) throws Exception {
