@@ -26,4 +26,21 @@ final class ReplayRanges {
     }
     return range;
   }
+
+  /** Whether the generation replays ranges of its input: only then is any record emitted before. */
+  boolean replaying() {
+    return settings.replay() != null;
+  }
+
+  /**
+   * Whether an earlier generation emitted what it decided from the record at {@code offset}: this
+   * one re-derives it silently or emits it again marked.
+   */
+  boolean emittedBefore(long offset, Headers headers) {
+    return emittedBefore(of(offset, headers));
+  }
+
+  static boolean emittedBefore(Replay.Range range) {
+    return range == Replay.Range.SILENT || range == Replay.Range.MARKED;
+  }
 }
