@@ -27,9 +27,15 @@ final class ReplayRanges {
     return range;
   }
 
-  /** Whether the generation replays ranges of its input: only then is any record emitted before. */
-  boolean replaying() {
-    return settings.replay() != null;
+  /**
+   * Whether the generation replays and no earlier generation decided the record at {@code offset}
+   * (in {@code range}): it never read it, or it stopped with it parked undecided (D90).
+   */
+  boolean undecidedBefore(long offset, Replay.Range range) {
+    Replay replay = settings.replay();
+    return replay != null
+        && (range == Replay.Range.LIVE || range == Replay.Range.UNCLAIMED)
+        && replay.undecidedBefore(partition, offset);
   }
 
   /**
@@ -37,10 +43,7 @@ final class ReplayRanges {
    * one re-derives it silently or emits it again marked.
    */
   boolean emittedBefore(long offset, Headers headers) {
-    return emittedBefore(of(offset, headers));
-  }
-
-  static boolean emittedBefore(Replay.Range range) {
+    Replay.Range range = of(offset, headers);
     return range == Replay.Range.SILENT || range == Replay.Range.MARKED;
   }
 }

@@ -111,4 +111,52 @@ class RebuildAfterIdleReleaseTest {
     assertThat(emitted).containsExactly("run-1/s", "run-1/u");
     assertThat(head).isEqualTo(new RunState.Head("u", WindowPipe.T0.plusSeconds(3), 2));
   }
+
+  @Test
+  void anEventGeneration0HeldWhenItStoppedIsDecidedByTheRecordsTimesAsItWasThere() {
+    // Generation 0 holds s1, u and s2 (older than s1); x, a window after s1, releases s2 and s1
+    // as it is read; u (newer) stays held, and x too, when generation 0 stops.
+    List<String> emitted;
+    try (WindowPipe g0 =
+        new WindowPipe(
+            TestTopology.windowed(256, Duration.ofMillis(20), WINDOW),
+            Instant.ofEpochMilli(T0_MS))) {
+      g0.send(WindowPipe.record("run-1", "s1", 2, T0_MS));
+      g0.send(WindowPipe.record("run-1", "u", 3, T0_MS + 100));
+      g0.send(WindowPipe.record("run-1", "s2", 1, T0_MS + 200));
+      g0.drain();
+      g0.send(WindowPipe.record("run-2", "x", 1, T0_MS + 1_050));
+      g0.drain();
+      emitted = new ArrayList<>(g0.applied());
+    }
+    assertThat(emitted).containsExactly("run-1/s2", "run-1/s1");
+
+    RunState.Head head;
+    Replay rebuild =
+        new Replay(
+            "rebuild-g1",
+            null,
+            Map.of(0, 4L),
+            Map.of(0, 4L),
+            Map.of(0, 4L),
+            Map.of(0, List.of(1L, 3L)),
+            Map.of(0, List.of(1L, 3L)));
+    try (WindowPipe g1 =
+        new WindowPipe(
+            TestTopology.replaying(1, rebuild, WINDOW), Instant.ofEpochMilli(T0_MS + 60_000))) {
+      g1.send(WindowPipe.record("run-1", "s1", 2, T0_MS)); // silent
+      g1.send(WindowPipe.record("run-1", "u", 3, T0_MS + 100)); // held when 0 stopped
+      g1.send(WindowPipe.record("run-1", "s2", 1, T0_MS + 200)); // silent
+      g1.send(WindowPipe.record("run-2", "x", 1, T0_MS + 1_050)); // held when 0 stopped
+      g1.drain();
+      end(g1);
+      emitted.addAll(g1.applied());
+      head = g1.head("run-1");
+    }
+
+    assertThat(emitted).containsExactly("run-1/s2", "run-1/s1", "run-1/u", "run-2/x");
+    assertThat(head)
+        .as("u's state counts the three events of run-1 in sume.events")
+        .isEqualTo(new RunState.Head("u", WindowPipe.T0.plusSeconds(3), 3));
+  }
 }
