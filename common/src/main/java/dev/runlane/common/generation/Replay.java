@@ -29,6 +29,8 @@ import java.util.Objects;
  * @param liveFrom per partition, the first offset no earlier generation committed
  * @param claimFrom per partition, the first offset no earlier generation read
  * @param parked per partition, offsets below {@code liveFrom} never decided for good
+ * @param held per partition, those of {@code parked} that the earlier generation's reorder window
+ *     held: decided against its run's head then, never emitted (D90)
  */
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 public record Replay(
@@ -37,7 +39,8 @@ public record Replay(
     @JsonProperty("marked_from") Map<Integer, Long> markedFrom,
     @JsonProperty("live_from") Map<Integer, Long> liveFrom,
     @JsonProperty("claim_from") Map<Integer, Long> claimFrom,
-    @JsonProperty("parked") Map<Integer, List<Long>> parked) {
+    @JsonProperty("parked") Map<Integer, List<Long>> parked,
+    @JsonProperty("held") Map<Integer, List<Long>> held) {
 
   /** The header on every record a reprocess emits again: its value is the replay's id. */
   public static final String HEADER = "runlane.replay";
@@ -80,6 +83,18 @@ public record Replay(
     liveFrom = liveFrom == null ? Map.of() : Map.copyOf(liveFrom);
     claimFrom = claimFrom == null ? Map.of() : Map.copyOf(claimFrom);
     parked = parked == null ? Map.of() : Map.copyOf(parked);
+    held = held == null ? Map.of() : Map.copyOf(held);
+  }
+
+  /** A replay none of whose parked offsets is known to have been held by a reorder window. */
+  public Replay(
+      String id,
+      Instant from,
+      Map<Integer, Long> markedFrom,
+      Map<Integer, Long> liveFrom,
+      Map<Integer, Long> claimFrom,
+      Map<Integer, List<Long>> parked) {
+    this(id, from, markedFrom, liveFrom, claimFrom, parked, Map.of());
   }
 
   /** The range of the record at {@code offset} of input partition {@code partition}. */
@@ -99,6 +114,22 @@ public record Replay(
   public boolean emittedBefore(int partition, long offset) {
     Range r = rangeOf(partition, offset);
     return r == Range.SILENT || r == Range.MARKED;
+  }
+
+  /**
+   * Whether no earlier generation decided the record at {@code offset}: it never read it, or it
+   * stopped with it parked undecided (not held by its reorder window, which had decided it).
+   */
+  public boolean undecidedBefore(int partition, long offset) {
+    Range r = rangeOf(partition, offset);
+    if (r == Range.LIVE) {
+      return true;
+    }
+    if (r != Range.UNCLAIMED) {
+      return false;
+    }
+    List<Long> heldHere = held.get(partition);
+    return heldHere == null || !heldHere.contains(offset);
   }
 
   /** Whether this replay is a reprocess (it emits some records again). */

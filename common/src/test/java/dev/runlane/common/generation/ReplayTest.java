@@ -3,6 +3,7 @@ package dev.runlane.common.generation;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runlane.common.generation.Replay.Range;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -55,6 +56,59 @@ class ReplayTest {
     assertThat(Range.SILENT.emits()).isFalse();
     assertThat(REBUILD.reprocess()).isFalse();
     assertThat(REPROCESS.reprocess()).isTrue();
+  }
+
+  @Test
+  void anOffsetItsWindowHeldWasDecidedByItOneParkedUndecidedOrUnreadWasNot() {
+    Replay replay =
+        new Replay(
+            "b",
+            null,
+            Map.of(0, 100L),
+            Map.of(0, 100L),
+            Map.of(0, 120L),
+            Map.of(0, List.of(40L, 95L)),
+            Map.of(0, List.of(95L)));
+    assertThat(replay.undecidedBefore(0, 40)).as("parked undecided").isTrue();
+    assertThat(replay.undecidedBefore(0, 95)).as("held: decided, not emitted").isFalse();
+    assertThat(replay.undecidedBefore(0, 99)).as("emitted").isFalse();
+    assertThat(replay.undecidedBefore(0, 110)).as("read, not committed").isTrue();
+    assertThat(replay.undecidedBefore(0, 120)).as("never read").isTrue();
+    assertThat(REBUILD.undecidedBefore(0, 99)).isFalse();
+  }
+
+  @Test
+  void theHeldOffsetsSurviveTheControlRecordAndARecordWithoutThemHasNone() {
+    Replay replay =
+        new Replay(
+            "b",
+            null,
+            Map.of(0, 100L),
+            Map.of(0, 100L),
+            Map.of(0, 120L),
+            Map.of(0, List.of(40L, 95L)),
+            Map.of(0, List.of(95L)));
+    assertThat(ControlTopic.decode(ControlTopic.encode(generation1(replay))).replay())
+        .isEqualTo(replay);
+
+    byte[] older = ControlTopic.encode(generation1(REPROCESS)); // as written before D90
+    assertThat(new String(older, StandardCharsets.UTF_8)).doesNotContain("held");
+    assertThat(ControlTopic.decode(older).replay().held()).isEmpty();
+  }
+
+  private static Generation generation1(Replay replay) {
+    return new Generation(
+        1,
+        Generation.State.ACTIVE,
+        Generation.Kind.REBUILD,
+        "runlane-processor",
+        "runlane-processor-g1",
+        "sume.webhooks",
+        1,
+        null,
+        replay,
+        Instant.parse("2026-12-01T10:00:00Z"),
+        null);
   }
 
   /** A replay of a one-partition topic: its offsets and parked offsets, all of partition 0. */

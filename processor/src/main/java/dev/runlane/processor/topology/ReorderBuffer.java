@@ -12,6 +12,7 @@ import java.util.NavigableSet;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Predicate;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.streams.KeyValue;
@@ -114,9 +115,30 @@ final class ReorderBuffer {
    */
   List<Held> releaseEarliest() {
     Entry earliest = byArrival.first();
-    NavigableSet<Entry> run = byRun.get(earliest.event().runId());
+    return releaseThrough(byRun.get(earliest.event().runId()), earliest);
+  }
+
+  /**
+   * Takes out {@code runId}'s newest held event that {@code which} accepts together with every held
+   * event of its run that is older in (created_at, request_id), oldest first; nothing if none is
+   * accepted.
+   */
+  List<Held> releaseRunThrough(String runId, Predicate<Held> which) {
+    NavigableSet<Entry> run = byRun.get(runId);
+    if (run == null) {
+      return List.of();
+    }
+    for (Entry e : run.descendingSet()) {
+      if (which.test(new Held(e.offset(), e.event()))) {
+        return releaseThrough(run, e);
+      }
+    }
+    return List.of();
+  }
+
+  private List<Held> releaseThrough(NavigableSet<Entry> run, Entry last) {
     List<Held> out = new ArrayList<>();
-    for (Entry e : new ArrayList<>(run.headSet(earliest, true))) {
+    for (Entry e : new ArrayList<>(run.headSet(last, true))) {
       store.delete(e.offset());
       unindex(e);
       out.add(new Held(e.offset(), e.event()));

@@ -147,6 +147,25 @@ final class ReorderWindow {
   }
 
   /**
+   * Before a replaying generation decides an event of {@code runId} that no earlier generation
+   * decided (it never read it, or stopped with it parked undecided): the run's held events that an
+   * earlier generation emitted (re-derived silently, or emitted again marked) are applied first,
+   * with the run's older held events. That generation applied and emitted them before it stopped,
+   * so before this event could be decided, at a moment the records do not tell: its idle clock may
+   * have released them at wall time, before an older event of the run that arrived within the
+   * window was read. Decided while they are held, that older event would be emitted after the newer
+   * one. An event it held when it stopped is not such an event: it was decided then, against the
+   * head of that moment, which the records' times give again (D90).
+   */
+  void releaseEmittedBefore(String runId) {
+    List<ReorderBuffer.Held> emitted =
+        held.releaseRunThrough(runId, h -> ranges.emittedBefore(h.offset(), h.event().headers()));
+    if (!emitted.isEmpty()) {
+      applyReleased(emitted, false);
+    }
+  }
+
+  /**
    * With a reorder window, an event to apply is held instead, unless this very event is held
    * already (a duplicate, caught by the store); one older than its run's state came too late for
    * the window and is stale, as without one (D46).

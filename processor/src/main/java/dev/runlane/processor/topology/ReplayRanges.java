@@ -26,4 +26,24 @@ final class ReplayRanges {
     }
     return range;
   }
+
+  /**
+   * Whether the generation replays and no earlier generation decided the record at {@code offset}
+   * (in {@code range}): it never read it, or it stopped with it parked undecided (D90).
+   */
+  boolean undecidedBefore(long offset, Replay.Range range) {
+    Replay replay = settings.replay();
+    return replay != null
+        && (range == Replay.Range.LIVE || range == Replay.Range.UNCLAIMED)
+        && replay.undecidedBefore(partition, offset);
+  }
+
+  /**
+   * Whether an earlier generation emitted what it decided from the record at {@code offset}: this
+   * one re-derives it silently or emits it again marked.
+   */
+  boolean emittedBefore(long offset, Headers headers) {
+    Replay.Range range = of(offset, headers);
+    return range == Replay.Range.SILENT || range == Replay.Range.MARKED;
+  }
 }

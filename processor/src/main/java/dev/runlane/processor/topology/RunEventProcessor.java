@@ -257,6 +257,10 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       window.releaseBeforeDecision(event.timestamp());
     }
     Replay.Range range = ranges.of(offset, event.headers());
+    if (window != null && ranges.undecidedBefore(offset, range)) {
+      // An earlier generation emitted its run's held ones before this could be decided (D90).
+      window.releaseEmittedBefore(event.runId());
+    }
     try {
       faultHook.beforeDecide(event.requestId());
       Claim claim = batch.claimOf(event, range);

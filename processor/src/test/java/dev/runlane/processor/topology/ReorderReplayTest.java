@@ -2,26 +2,14 @@ package dev.runlane.processor.topology;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runlane.common.envelope.EnvelopeParser;
-import dev.runlane.common.envelope.SumeEvents;
-import dev.runlane.common.kafka.TopicNames;
-import dev.runlane.processor.dedup.Dedup;
 import io.micrometer.core.instrument.Timer;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Random;
 import java.util.TreeMap;
-import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.streams.TestInputTopic;
-import org.apache.kafka.streams.TestOutputTopic;
-import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.Test;
 
@@ -32,8 +20,7 @@ import org.junit.jupiter.api.Test;
  * can be released as a later record is read, ahead of other runs' parked events (D60).
  */
 class ReorderReplayTest {
-  private static final TopicNames TOPICS = TopicNames.defaults();
-  private static final Instant T0 = Instant.parse("2026-12-01T10:00:00Z");
+  private static final Instant T0 = WindowPipe.T0;
   private static final long T0_MS = T0.toEpochMilli();
   private static final Duration WINDOW = Duration.ofSeconds(1);
 
@@ -49,7 +36,7 @@ class ReorderReplayTest {
 
   @Test
   void aHeldEventIsReleasedAsARecordAWindowLaterIsReadNotWhenThatRecordIsDecided() {
-    try (Pipe pipe = new Pipe(256)) {
+    try (WindowPipe pipe = pipe(256)) {
       pipe.send(record("run-1", "t1", 1, T0_MS));
       pipe.drain(); // t1 held
       pipe.send(record("run-2", "u1", 1, T0_MS + 1_000));
@@ -60,7 +47,7 @@ class ReorderReplayTest {
 
   @Test
   void aRunWithAnEventParkedKeepsItsHeldEventsUntilThatEventIsDecided() {
-    try (Pipe pipe = new Pipe(256)) {
+    try (WindowPipe pipe = pipe(256)) {
       pipe.send(record("run-1", "t3", 3, T0_MS));
       pipe.drain(); // t3 held
       pipe.send(record("run-1", "t1", 1, T0_MS + 500)); // parked, not decided yet
@@ -75,7 +62,7 @@ class ReorderReplayTest {
   @Test
   void theReleaseDelayCountsHowLongPastItsWindowEachDueEventWaited() {
     // The wall clock starts 5 ms past t3's window; every drain moves it 20 ms on.
-    try (Pipe pipe = new Pipe(256, Instant.ofEpochMilli(T0_MS + 1_005))) {
+    try (WindowPipe pipe = pipe(256, Instant.ofEpochMilli(T0_MS + 1_005))) {
       pipe.send(record("run-1", "t3", 3, T0_MS));
       pipe.send(record("run-1", "t1", 1, T0_MS + 500)); // older: released with t3, not due itself
       pipe.drain(); // both held
@@ -127,16 +114,12 @@ class ReorderReplayTest {
 
   private static TestRecord<String, byte[]> record(
       String runId, String requestId, int second, long arrivalMs) {
-    byte[] body =
-        SumeEvents.event(runId, requestId, T0.plusSeconds(second)).type("run.updated").bytes();
-    RecordHeaders headers = new RecordHeaders();
-    headers.add("request_id", requestId.getBytes(StandardCharsets.UTF_8));
-    return new TestRecord<>(runId, body, headers, Instant.ofEpochMilli(arrivalMs));
+    return WindowPipe.record(runId, requestId, second, arrivalMs);
   }
 
   /** Pipes {@code input} through a fresh processor; the applied events as run/request. */
   private static List<String> run(List<TestRecord<String, byte[]>> input, int batchSize) {
-    try (Pipe pipe = new Pipe(batchSize)) {
+    try (WindowPipe pipe = pipe(batchSize)) {
       input.forEach(pipe::send);
       // The end of the input: the task's time moves a window on, as the next record would.
       pipe.drain();
@@ -147,66 +130,13 @@ class ReorderReplayTest {
     }
   }
 
-  /** A fresh processor with a window, in a test driver; drains only when told to. */
-  private static final class Pipe implements AutoCloseable {
-    final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    private final TopologyTestDriver driver;
-    private final TestInputTopic<String, byte[]> in;
-    private final TestOutputTopic<String, byte[]> events;
+  /** A fresh processor with a window, batches of {@code batchSize}, wall clock now. */
+  private static WindowPipe pipe(int batchSize) {
+    return pipe(batchSize, Instant.now());
+  }
 
-    Pipe(int batchSize) {
-      this(batchSize, Instant.now());
-    }
-
-    Pipe(int batchSize, Instant wallClock) {
-      TopologySettings settings = TestTopology.windowed(batchSize, Duration.ofMillis(20), WINDOW);
-      Properties props = TestTopology.streamsProperties("reorder-replay");
-      driver =
-          new TopologyTestDriver(
-              ProcessorTopology.build(
-                  settings,
-                  Dedup.disabled(),
-                  new ProcessorMetrics(registry),
-                  EnvelopeParser.withDefaults(),
-                  FaultHook.NONE,
-                  RedisBudget.unbounded()),
-              props,
-              wallClock);
-      in =
-          driver.createInputTopic(
-              TOPICS.webhooks(), Serdes.String().serializer(), Serdes.ByteArray().serializer());
-      events =
-          driver.createOutputTopic(
-              TOPICS.events(), Serdes.String().deserializer(), Serdes.ByteArray().deserializer());
-    }
-
-    void send(TestRecord<String, byte[]> record) {
-      in.pipeInput(record);
-    }
-
-    /** One batch interval of wall-clock time: the task drains. */
-    void drain() {
-      driver.advanceWallClockTime(Duration.ofMillis(20));
-    }
-
-    /** The events applied so far, as run/request, the end marker's left out. */
-    List<String> applied() {
-      List<String> out = new ArrayList<>();
-      for (TestRecord<String, byte[]> r : events.readRecordsToList()) {
-        if (r.key().equals("run-end")) {
-          continue;
-        }
-        out.add(
-            r.key()
-                + "/"
-                + new String(r.headers().lastHeader("request_id").value(), StandardCharsets.UTF_8));
-      }
-      return out;
-    }
-
-    @Override
-    public void close() {
-      driver.close();
-    }
+  private static WindowPipe pipe(int batchSize, Instant wallClock) {
+    return new WindowPipe(
+        TestTopology.windowed(batchSize, Duration.ofMillis(20), WINDOW), wallClock);
   }
 }

@@ -1,5 +1,6 @@
 package dev.runlane.processor.topology;
 
+import dev.runlane.common.generation.Replay;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.processor.ProcessorConfig;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
@@ -37,6 +38,25 @@ final class TestTopology {
         4096,
         "",
         null,
+        window,
+        ProcessorConfig.DEFAULT_REORDER_MAX_HELD,
+        TopologySettings.DEFAULT_DECIDED_HORIZON);
+  }
+
+  /**
+   * Generation {@code number} replaying with {@code replay}, in batches of 256 every 20 ms, with a
+   * reorder window of {@code window}.
+   */
+  static TopologySettings replaying(int number, Replay replay, Duration window) {
+    return new TopologySettings(
+        TOPICS,
+        256,
+        Duration.ofMillis(20),
+        RedisFailureMode.DEGRADE,
+        Duration.ofSeconds(1),
+        4096,
+        "g" + number + "/",
+        replay,
         window,
         ProcessorConfig.DEFAULT_REORDER_MAX_HELD,
         TopologySettings.DEFAULT_DECIDED_HORIZON);

@@ -8,7 +8,6 @@ import dev.runlane.common.generation.StateTopics;
 import dev.runlane.tools.Refused;
 import dev.runlane.tools.Steps;
 import dev.runlane.tools.TimedOut;
-import dev.runlane.tools.kafka.Changelogs;
 import dev.runlane.tools.kafka.Cluster;
 import java.time.Clock;
 import java.time.Duration;
@@ -18,8 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TreeMap;
-import java.util.TreeSet;
 
 /**
  * {@code replay rebuild} and {@code replay reprocess --from T}: a new generation on the same input
@@ -241,9 +238,9 @@ public final class ReplayProcedure {
       new Stopped(pipeline, steps).await(base, o.timeout());
       steps.done("no member, no open transaction, offsets unchanged");
       steps.step("read where generation " + base.number() + " stopped");
-      replay = replayRanges(base, partitions, number, o.from());
+      replay = new StopPoint(pipeline, base, partitions).replay(number, o.from());
       // A processor that joined after the check would have moved the offsets: read again.
-      if (!replay.liveFrom().equals(liveFrom(base, partitions))) {
+      if (!replay.liveFrom().equals(new StopPoint(pipeline, base, partitions).liveFrom())) {
         throw new TimedOut("generation " + base.number() + " committed again after it stopped");
       }
     } catch (TimedOut e) {
@@ -422,71 +419,6 @@ public final class ReplayProcedure {
               + (base.previous() == null ? "an earlier input" : base.previous().input())
               + ", which this generation only knows as seeds");
     }
-  }
-
-  /**
-   * Per partition, the first offset no generation so far committed: the stopped generation's
-   * committed offset, or, if it was itself replaying and had not caught up, its own replay's.
-   */
-  private Map<Integer, Long> liveFrom(Generation base, int partitions) {
-    Map<Integer, Long> committed = cluster.committed(base.applicationId(), base.input());
-    Replay before = base.replay();
-    Map<Integer, Long> liveFrom = new TreeMap<>();
-    for (int p = 0; p < partitions; p++) {
-      long earlier = before == null ? 0 : before.liveFrom().getOrDefault(p, 0L);
-      liveFrom.put(p, Math.max(committed.getOrDefault(p, 0L), earlier));
-    }
-    return liveFrom;
-  }
-
-  /**
-   * Where the stopped generation left the input (D35): below {@code live_from} what some generation
-   * emitted, except the offsets none decided for good ({@code parked}: parked in the stopped
-   * generation's pending store or held by its reorder window, or never emitted by those before it
-   * and not reached by it); up to {@code claim_from} what it may have read.
-   */
-  private Replay replayRanges(Generation base, int partitions, int number, Instant from) {
-    Map<Integer, Long> committed = cluster.committed(base.applicationId(), base.input());
-    Map<Integer, Long> liveFrom = liveFrom(base, partitions);
-    Map<Integer, Long> end = cluster.endOffsets(base.input(), partitions);
-    Replay before = base.replay();
-    // Held events count as parked: decided, but never emitted, they are decided again as new,
-    // on the run store alone, since their Redis markers say done (D46).
-    Map<Integer, List<Long>> pending =
-        Changelogs.undecided(pipeline.clientSettings(), base.applicationId());
-    Map<Integer, List<Long>> parked = new TreeMap<>();
-    Map<Integer, Long> claimFrom = new TreeMap<>();
-    for (int p = 0; p < partitions; p++) {
-      long reached = committed.getOrDefault(p, 0L);
-      long live = liveFrom.get(p);
-      TreeSet<Long> undecided = new TreeSet<>();
-      for (long o : pending.getOrDefault(p, List.of())) {
-        if (o < live && (before == null || !before.emittedBefore(p, o))) {
-          undecided.add(o); // parked by the stopped generation, emitted by none before it
-        }
-      }
-      if (before != null) {
-        for (long o : before.parked().getOrDefault(p, List.of())) {
-          if (o >= reached && o < live) {
-            undecided.add(o); // undecided before it, and it did not get that far
-          }
-        }
-      }
-      if (!undecided.isEmpty()) {
-        parked.put(p, List.copyOf(undecided));
-      }
-      long earlierClaim = before == null ? 0 : before.claimFrom().getOrDefault(p, 0L);
-      claimFrom.put(p, Math.max(live, Math.max(end.get(p), earlierClaim)));
-    }
-    Map<Integer, Long> markedFrom = new TreeMap<>(liveFrom);
-    String id = "rebuild-g" + number;
-    if (from != null) {
-      cluster
-          .offsetsAt(base.input(), partitions, from)
-          .forEach((p, at) -> markedFrom.put(p, Math.min(at, liveFrom.get(p))));
-      id = "reprocess-g" + number + "-" + from;
-    }
-    return new Replay(id, from, markedFrom, liveFrom, claimFrom, parked);
   }
 
   private boolean caughtUp(String group, String topic, Map<Integer, Long> liveFrom) {
