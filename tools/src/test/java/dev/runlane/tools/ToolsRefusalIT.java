@@ -250,13 +250,19 @@ class ToolsRefusalIT {
       }
       try (Admin admin = admin(d)) {
         admin.alterConsumerGroupOffsets(d.applicationId, committed).all().get();
+        admin
+            .createTopics(List.of(new NewTopic(d.topics.webhooks() + ".g1", 6, (short) 1)))
+            .all()
+            .get();
       }
       String changelog = StateTopics.runsChangelog(d.applicationId);
 
       Deployment.ToolRun grow = d.tool("partitions", "grow", "--to", "6", "--dry-run");
       Generation g0 = Generation.initial(d.applicationId, d.topics.webhooks());
       d.writeControl(Deployment.preparing(g0, 1, Kind.GROW, d.topics.webhooks() + ".g1", 6));
-      Deployment.ToolRun resume = d.tool("partitions", "grow", "--to", "6");
+      Deployment.ToolRun resume =
+          d.tool(
+              "partitions", "grow", "--to", "6", "--quiet-seconds", "1", "--timeout-seconds", "5");
       Deployment.ToolRun abort = d.tool("partitions", "grow", "--abort");
 
       assertThat(grow.code()).isEqualTo(ExitCodes.REFUSED);
