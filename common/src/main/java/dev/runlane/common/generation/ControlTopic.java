@@ -116,7 +116,7 @@ public final class ControlTopic {
    * The records that make {@code generation} the pipeline's latest, in the order they are written:
    * one, or its parts and then the record naming them (D75).
    */
-  public static List<ProducerRecord<String, byte[]>> records(
+  static List<ProducerRecord<String, byte[]>> records(
       String topic, String pipeline, Generation generation) {
     byte[] json = encode(generation);
     if (json.length <= PART_BYTES) {
@@ -147,7 +147,7 @@ public final class ControlTopic {
    * One pipeline's records read in order, and its latest generation: records of other pipelines are
    * skipped; parts are kept until the record naming them is read, then joined (D75).
    */
-  public static final class Assembler {
+  static final class Assembler {
     private final String pipeline;
     private final String partPrefix;
     private final Map<Integer, byte[]> parts = new HashMap<>();
@@ -155,13 +155,13 @@ public final class ControlTopic {
     private Generation latest;
     private String incomplete; // why the latest record could not be read, or null
 
-    public Assembler(String pipeline) {
+    Assembler(String pipeline) {
       this.pipeline = pipeline;
       this.partPrefix = pipeline + "#part-";
     }
 
     /** Takes the next record of the control topic. */
-    public void accept(String key, byte[] value, Headers headers) {
+    void accept(String key, byte[] value, Headers headers) {
       if (key == null || value == null) {
         return;
       }
@@ -214,7 +214,7 @@ public final class ControlTopic {
      *
      * @throws IllegalStateException if the latest record's parts were not all read
      */
-    public Optional<Generation> latest() {
+    Optional<Generation> latest() {
       if (incomplete != null) {
         throw new IllegalStateException(
             "cannot read the generation of " + pipeline + ": " + incomplete);
