@@ -49,6 +49,8 @@ public final class CopyBack {
     c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
+    // A grow input deleted by hand has nothing to copy; asking for it must not create it again.
+    c.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
     Map<String, Object> p = new HashMap<>(clientSettings);
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
