@@ -4,6 +4,7 @@ import dev.runlane.common.config.ConfigException;
 import dev.runlane.common.kafka.KafkaClientSettings;
 import dev.runlane.sink.SinkConfig;
 import dev.runlane.tools.dlq.DlqCommands;
+import dev.runlane.tools.generation.AbortProcedure;
 import dev.runlane.tools.generation.CatchUpProcedure;
 import dev.runlane.tools.generation.GrowProcedure;
 import dev.runlane.tools.generation.Pipeline;
@@ -26,8 +27,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code runlane status | replay rebuild | replay reprocess --from T | partitions grow --to N}:
- * operator commands, configured by the services' own environment variables.
+ * {@code runlane status | replay rebuild | replay reprocess --from T | replay abort | partitions
+ * grow --to N | partitions grow --abort}: operator commands, configured by the services' own
+ * environment variables.
  */
 @Command(
     name = "runlane-tools",
@@ -135,7 +137,7 @@ public final class ToolsMain implements Runnable {
       mixinStandardHelpOptions = true,
       description = "Re-derive run state from the input without doubling what consumers have.",
       footer = ExitCodes.HELP,
-      subcommands = {Rebuild.class, Reprocess.class})
+      subcommands = {Rebuild.class, Reprocess.class, ReplayAbort.class})
   static final class ReplayCommand extends Base implements Runnable {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -212,6 +214,27 @@ public final class ToolsMain implements Runnable {
   }
 
   @Command(
+      name = "abort",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Cancels a rebuild or reprocess that is still being prepared (one that timed out, died, or"
+            + " whose resume is refused) and makes the generation it stopped active again: its"
+            + " processors go on from where they stopped. Refuses, saying why, where that would"
+            + " break a guarantee."
+      },
+      footer = ExitCodes.HELP)
+  static final class ReplayAbort extends Base implements Callable<Integer> {
+    @Override
+    public Integer call() {
+      try (Pipeline pipeline = context.pipeline()) {
+        new AbortProcedure(pipeline, new Steps(context.out()))
+            .run(new AbortProcedure.Options(false, Duration.ZERO, Duration.ZERO));
+      }
+      return ExitCodes.OK;
+    }
+  }
+
+  @Command(
       name = "partitions",
       mixinStandardHelpOptions = true,
       description = "Partition growth.",
@@ -233,12 +256,19 @@ public final class ToolsMain implements Runnable {
         "Moves the pipeline to a new input topic with more partitions while Sume keeps"
             + " delivering: the ingress switches at once, the current processors drain the old"
             + " input, the new generation's run store is seeded with every run's state, then the"
-            + " processors switch. Re-run the same command to resume after a timeout."
+            + " processors switch. Re-run the same command to resume after a timeout.",
+        "With --abort, cancels a grow that is not active yet: the generation it grew is active"
+            + " again and what the ingress wrote to the new topic is copied back."
       },
       footer = ExitCodes.HELP)
   static final class Grow extends Base implements Callable<Integer> {
-    @Option(names = "--to", required = true, description = "The new partition count.")
-    int to;
+    @Option(names = "--to", description = "The new partition count.")
+    Integer to;
+
+    @Option(
+        names = "--abort",
+        description = "Cancel the grow in progress instead (D76); --to is not needed.")
+    boolean abort;
 
     @Option(names = "--dry-run", description = "Check and print the plan; change nothing.")
     boolean dryRun;
@@ -259,6 +289,20 @@ public final class ToolsMain implements Runnable {
 
     @Override
     public Integer call() {
+      if (abort) {
+        try (Pipeline pipeline = context.pipeline()) {
+          new AbortProcedure(pipeline, new Steps(context.out()))
+              .run(
+                  new AbortProcedure.Options(
+                      true,
+                      quietSeconds == null ? Duration.ZERO : Duration.ofSeconds(quietSeconds),
+                      Duration.ofSeconds(timeoutSeconds)));
+        }
+        return ExitCodes.OK;
+      }
+      if (to == null) {
+        throw new BadUsage("--to <count> is required (or --abort)");
+      }
       try (Pipeline pipeline = context.pipeline()) {
         new GrowProcedure(pipeline, new Steps(context.out()), Clock.systemUTC())
             .run(

@@ -7,6 +7,7 @@ import dev.runlane.common.config.Secret;
 import dev.runlane.common.envelope.SumeEvents;
 import dev.runlane.common.generation.ControlTopic;
 import dev.runlane.common.generation.Generation;
+import dev.runlane.common.generation.StateTopics;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.common.signature.SumeSignatureVerifier;
@@ -47,6 +48,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.KafkaStreams;
 
 /**
@@ -274,6 +276,36 @@ final class Deployment implements AutoCloseable {
             topics.webhooks())) {
       return r.latest(Duration.ofSeconds(30));
     }
+  }
+
+  /** Writes a control record as the tools do: the first half of a command that then died. */
+  void writeControl(Generation g) {
+    try (ControlTopic.Writer w =
+        new ControlTopic.Writer(
+            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, infra.bootstrapServers()),
+            controlTopic,
+            topics.webhooks())) {
+      w.write(g);
+    }
+  }
+
+  /**
+   * Generation {@code number}, PREPARING from {@code base} on {@code input}, as the tools write it.
+   */
+  static Generation preparing(
+      Generation base, int number, Generation.Kind kind, String input, int partitions) {
+    return new Generation(
+        number,
+        Generation.State.PREPARING,
+        kind,
+        base.baseApplicationId(),
+        Generation.applicationId(base.baseApplicationId(), number),
+        input,
+        partitions,
+        kind == Generation.Kind.GROW ? StateTopics.runsChangelog(base.applicationId()) : null,
+        null,
+        Instant.now(),
+        base);
   }
 
   /** The Redis key prefix of this deployment's dedup markers. */

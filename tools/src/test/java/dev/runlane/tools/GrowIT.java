@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.runlane.common.generation.Generation;
+import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
 import dev.runlane.ingress.IngressApp;
@@ -14,6 +15,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -24,8 +26,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -39,21 +45,32 @@ class GrowIT {
   private static final double RATE = 150;
   private static final long EVENTS = 2_400;
 
+  /** Enough for Sume to go on delivering through an aborted grow and then the grow itself. */
+  private static final long EVENTS_THROUGH_ABORT = 3_000;
+
   @Test
   void growTo24WhileSumeKeepsDeliveringKeepsEveryGuarantee(Infra infra) throws Exception {
     try (Deployment d = new Deployment(infra, "grow", 12, 2).startIngress().startProcessors();
-        SumeSimulator simulator = d.simulatorPast(20261203L, RATE, EVENTS, 600)) {
+        SumeSimulator simulator = d.simulatorPast(20261203L, RATE, EVENTS_THROUGH_ABORT, 100)) {
+      List<String> copiedBack = abortAGrowThatDied(d);
+      Deployment.awaitAcked(simulator, 600);
+      Set<String> inInput = new HashSet<>();
+      Topics.readAll(infra.bootstrapServers(), d.topics.webhooks())
+          .forEach(r -> inInput.add(requestId(r)));
+      assertThat(inInput).as("events written to the aborted grow's input").containsAll(copiedBack);
+
       Deployment.ToolRun run =
           d.tool("partitions", "grow", "--to", "24", "--timeout-seconds", "120");
 
       assertThat(run.code()).as(run.err()).isZero();
       assertThat(run.out()).contains("waited at most");
-      d.awaitGeneration(1, Duration.ofSeconds(60));
+      // Generation 1 was the aborted grow's: its number is not used again.
+      d.awaitGeneration(2, Duration.ofSeconds(60));
       Generation g = d.generation();
-      assertThat(g.input()).isEqualTo(d.topics.webhooks() + ".g1");
+      assertThat(g.input()).isEqualTo(d.topics.webhooks() + ".g2");
       assertThat(g.partitions()).isEqualTo(24);
       Report report = d.verifiedOnceIdle(simulator);
-      assertThat(report.count("events acked")).isEqualTo(EVENTS);
+      assertThat(report.count("events acked")).isEqualTo(EVENTS_THROUGH_ABORT);
 
       // New events went to the new topic, and runs that were live across the move have history
       // on both sides: the verifier's order check ran over both.
@@ -71,6 +88,57 @@ class GrowIT {
           .as("partitions of the new input in use")
           .isGreaterThan(12);
     }
+  }
+
+  /**
+   * A grow to 24 that moved the ingress, stopped generation 0 and died (kill -9) is aborted while
+   * Sume keeps delivering: generation 0 is active again and every event written to the grow's input
+   * is back in generation 0's.
+   *
+   * @return the request ids of the events the ingress wrote to the grow's input
+   */
+  private static List<String> abortAGrowThatDied(Deployment d) throws Exception {
+    String input = d.topics.webhooks() + ".g1";
+    try (Admin admin =
+        Admin.create(
+            Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, d.infra.bootstrapServers()))) {
+      admin.createTopics(List.of(new NewTopic(input, 24, (short) 1))).all().get();
+    }
+    Generation g0 = Generation.initial(d.applicationId, d.topics.webhooks());
+    Generation preparing = Deployment.preparing(g0, 1, Generation.Kind.GROW, input, 24);
+    d.writeControl(preparing);
+    try (Admin admin =
+        Admin.create(
+            Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, d.infra.bootstrapServers()))) {
+      Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
+      for (int p = 0; p < 24; p++) {
+        ends.put(new TopicPartition(input, p), OffsetSpec.latest());
+      }
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  admin.listOffsets(ends).all().get().values().stream()
+                          .mapToLong(ListOffsetsResultInfo::offset)
+                          .sum()
+                      >= 60);
+    }
+
+    Deployment.ToolRun abort =
+        d.tool("partitions", "grow", "--abort", "--quiet-seconds", "3", "--timeout-seconds", "60");
+
+    assertThat(abort.code()).as(abort.err()).isZero();
+    assertThat(abort.out()).contains("generation 0 is active again");
+    Generation restored = d.latestGeneration().orElseThrow();
+    assertThat(restored.number()).isZero();
+    assertThat(restored.ingressInput()).isEqualTo(d.topics.webhooks());
+    return Topics.readAll(d.infra.bootstrapServers(), input).stream()
+        .map(GrowIT::requestId)
+        .toList();
+  }
+
+  private static String requestId(ConsumerRecord<String, byte[]> r) {
+    return RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID);
   }
 
   @Test

@@ -9,14 +9,19 @@ import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import dev.runlane.common.config.EnvReader;
 import dev.runlane.common.kafka.TopicEnsurer;
 import dev.runlane.common.kafka.TopicSettings;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
@@ -28,8 +33,11 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -40,10 +48,28 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * {@code TOPIC_WEBHOOKS}), the latest {@link Generation}. Written only by the operator tools; read
  * by the ingress (which topic to write) and the processor (which generation to run). No record for
  * a pipeline means generation 0 (D35).
+ *
+ * <p>A generation whose JSON is larger than {@link #PART_BYTES} (a replay naming hundreds of
+ * thousands of parked offsets) is written as parts, keyed {@code <pipeline>#part-<i>}, followed by
+ * an empty record under the pipeline's key naming them, all in one transaction: no record reaches
+ * the 1 MB a topic and a producer accept by default, which the operator cannot raise for the tools
+ * (D75).
  */
 public final class ControlTopic {
   public static final String ENV = "TOPIC_CONTROL";
   public static final String DEFAULT_NAME = "runlane.control";
+
+  /** The most bytes of a generation's JSON one record carries (D75). */
+  public static final int PART_BYTES = 512 * 1024;
+
+  /** On a part: {@code <write id> <index> <count>}. */
+  static final String PART_HEADER = "runlane.control.part";
+
+  /**
+   * On the record under the pipeline's key whose generation is in parts: {@code <write id>
+   * <count>}.
+   */
+  static final String PARTS_HEADER = "runlane.control.parts";
 
   private static final ObjectMapper JSON =
       JsonMapper.builder()
@@ -87,6 +113,122 @@ public final class ControlTopic {
   }
 
   /**
+   * The records that make {@code generation} the pipeline's latest, in the order they are written:
+   * one, or its parts and then the record naming them (D75).
+   */
+  static List<ProducerRecord<String, byte[]>> records(
+      String topic, String pipeline, Generation generation) {
+    byte[] json = encode(generation);
+    if (json.length <= PART_BYTES) {
+      return List.of(new ProducerRecord<>(topic, 0, pipeline, json));
+    }
+    String id = UUID.randomUUID().toString();
+    int count = (json.length + PART_BYTES - 1) / PART_BYTES;
+    List<ProducerRecord<String, byte[]>> out = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      byte[] part =
+          Arrays.copyOfRange(json, i * PART_BYTES, Math.min(json.length, (i + 1) * PART_BYTES));
+      ProducerRecord<String, byte[]> r =
+          new ProducerRecord<>(topic, 0, pipeline + "#part-" + i, part);
+      r.headers().add(PART_HEADER, ascii(id + " " + i + " " + count));
+      out.add(r);
+    }
+    ProducerRecord<String, byte[]> named = new ProducerRecord<>(topic, 0, pipeline, new byte[0]);
+    named.headers().add(PARTS_HEADER, ascii(id + " " + count));
+    out.add(named);
+    return out;
+  }
+
+  private static byte[] ascii(String s) {
+    return s.getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /**
+   * One pipeline's records read in order, and its latest generation: records of other pipelines are
+   * skipped; parts are kept until the record naming them is read, then joined (D75).
+   */
+  static final class Assembler {
+    private final String pipeline;
+    private final String partPrefix;
+    private final Map<Integer, byte[]> parts = new HashMap<>();
+    private String partsOf; // the write id of the parts kept
+    private final String retiredKey;
+    private Generation latest;
+    private RetiredInputs retired = RetiredInputs.NONE;
+    private String incomplete; // why the latest record could not be read, or null
+
+    Assembler(String pipeline) {
+      this.pipeline = pipeline;
+      this.partPrefix = pipeline + "#part-";
+      this.retiredKey = RetiredInputs.key(pipeline);
+    }
+
+    /** Takes the next record of the control topic. */
+    void accept(String key, byte[] value, Headers headers) {
+      if (key == null || value == null) {
+        return;
+      }
+      if (key.startsWith(partPrefix)) {
+        String[] f = header(headers, PART_HEADER);
+        if (f != null) {
+          if (!f[0].equals(partsOf)) {
+            parts.clear();
+            partsOf = f[0];
+          }
+          parts.put(Integer.parseInt(f[1]), value);
+        }
+      } else if (key.equals(retiredKey)) {
+        retired = RetiredInputs.decode(value);
+      } else if (key.equals(pipeline)) {
+        String[] f = header(headers, PARTS_HEADER);
+        if (f == null) {
+          latest = decode(value);
+          incomplete = null;
+        } else {
+          joinParts(f[0], Integer.parseInt(f[1]));
+        }
+      }
+    }
+
+    private void joinParts(String id, int count) {
+      ByteArrayOutputStream json = new ByteArrayOutputStream();
+      for (int i = 0; i < count; i++) {
+        byte[] part = id.equals(partsOf) ? parts.get(i) : null;
+        if (part == null) {
+          // Only an older record can lose its parts (to compaction, behind newer ones): a newer
+          // record of the pipeline follows, which replaces this one.
+          incomplete =
+              "its latest record names " + count + " parts (" + id + "), part " + i + " is missing";
+          latest = null;
+          return;
+        }
+        json.writeBytes(part);
+      }
+      latest = decode(json.toByteArray());
+      incomplete = null;
+      parts.clear();
+    }
+
+    private static String[] header(Headers headers, String name) {
+      Header h = headers.lastHeader(name);
+      return h == null ? null : new String(h.value(), StandardCharsets.US_ASCII).split(" ");
+    }
+
+    /**
+     * The latest generation read, or empty if none was written (generation 0).
+     *
+     * @throws IllegalStateException if the latest record's parts were not all read
+     */
+    Optional<Generation> latest() {
+      if (incomplete != null) {
+        throw new IllegalStateException(
+            "cannot read the generation of " + pipeline + ": " + incomplete);
+      }
+      return Optional.ofNullable(latest);
+    }
+  }
+
+  /**
    * Writes generation records, each in a transaction of its own. Its transactional id is the
    * pipeline's, so a second writer (another operator's command on the same pipeline) fences the
    * first: only one command drives a pipeline at a time (D35).
@@ -118,22 +260,15 @@ public final class ControlTopic {
      * @throws org.apache.kafka.common.errors.ProducerFencedException if another writer took over
      */
     public void write(Generation generation) {
-      write(pipeline, encode(generation));
-    }
-
-    /**
-     * Makes {@code retired} the pipeline's list of retired inputs (D71).
-     *
-     * @throws org.apache.kafka.common.errors.ProducerFencedException if another writer took over
-     */
-    public void write(RetiredInputs retired) {
-      write(RetiredInputs.key(pipeline), retired.encode());
-    }
-
-    private void write(String key, byte[] value) {
       producer.beginTransaction();
       try {
-        producer.send(new ProducerRecord<>(topic, 0, key, value)).get(30, TimeUnit.SECONDS);
+        List<Future<RecordMetadata>> sent = new ArrayList<>();
+        for (ProducerRecord<String, byte[]> r : records(topic, pipeline, generation)) {
+          sent.add(producer.send(r));
+        }
+        for (Future<RecordMetadata> f : sent) {
+          f.get(30, TimeUnit.SECONDS);
+        }
         producer.commitTransaction();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
@@ -141,7 +276,32 @@ public final class ControlTopic {
         throw new KafkaException("interrupted writing " + topic, e);
       } catch (ExecutionException | TimeoutException e) {
         abortQuietly(e);
-        throw new KafkaException("could not write " + key + " to " + topic, e);
+        throw new KafkaException(
+            "could not write the generation record to " + topic + ": " + e.getCause(), e);
+      }
+    }
+
+    /**
+     * Makes {@code retired} the pipeline's list of retired inputs (D71), in a transaction of its
+     * own.
+     *
+     * @throws org.apache.kafka.common.errors.ProducerFencedException if another writer took over
+     */
+    public void write(RetiredInputs retired) {
+      producer.beginTransaction();
+      try {
+        producer
+            .send(new ProducerRecord<>(topic, 0, RetiredInputs.key(pipeline), retired.encode()))
+            .get(30, TimeUnit.SECONDS);
+        producer.commitTransaction();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        abortQuietly(e);
+        throw new KafkaException("interrupted writing " + topic, e);
+      } catch (ExecutionException | TimeoutException e) {
+        abortQuietly(e);
+        throw new KafkaException(
+            "could not write the list of retired inputs to " + topic + ": " + e.getCause(), e);
       }
     }
 
@@ -172,10 +332,7 @@ public final class ControlTopic {
   public static final class Reader implements AutoCloseable {
     private final KafkaConsumer<String, byte[]> consumer;
     private final TopicPartition partition;
-    private final String pipeline;
-    private final String retiredKey;
-    private Generation latest;
-    private RetiredInputs retired = RetiredInputs.NONE;
+    private final Assembler records;
 
     public Reader(Map<String, Object> clientSettings, String topic, String pipeline) {
       Map<String, Object> c = new HashMap<>(clientSettings);
@@ -185,8 +342,7 @@ public final class ControlTopic {
       c.remove(ConsumerConfig.GROUP_ID_CONFIG);
       this.consumer = new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer());
       this.partition = new TopicPartition(topic, 0);
-      this.pipeline = pipeline;
-      this.retiredKey = RetiredInputs.key(pipeline);
+      this.records = new Assembler(pipeline);
       consumer.assign(List.of(partition));
       consumer.seekToBeginning(List.of(partition));
     }
@@ -196,17 +352,14 @@ public final class ControlTopic {
      * latest generation, or empty if none was ever written (generation 0).
      *
      * @throws org.apache.kafka.common.errors.TimeoutException if the end was not reached in time
+     * @throws IllegalStateException if the latest record's parts were not all read
      */
     public Optional<Generation> latest(Duration timeout) {
       long deadline = System.nanoTime() + timeout.toNanos();
       long end = consumer.endOffsets(List.of(partition), timeout).get(partition);
       while (consumer.position(partition, timeout) < end) {
         for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(100))) {
-          if (pipeline.equals(r.key()) && r.value() != null) {
-            latest = decode(r.value());
-          } else if (retiredKey.equals(r.key()) && r.value() != null) {
-            retired = RetiredInputs.decode(r.value());
-          }
+          records.accept(r.key(), r.value(), r.headers());
         }
         if (System.nanoTime() - deadline > 0) {
           // Named in full: Kafka's TimeoutException, where write() catches the JDK's.
@@ -214,12 +367,12 @@ public final class ControlTopic {
               "could not read " + partition.topic() + " to its end within " + timeout);
         }
       }
-      return Optional.ofNullable(latest);
+      return records.latest();
     }
 
     /** The inputs grows retired, as of the last {@link #latest} (D71). */
     public RetiredInputs retired() {
-      return retired;
+      return records.retired;
     }
 
     @Override

@@ -29,6 +29,9 @@ import java.util.Objects;
  * @param replay the ranges of the input to re-derive silently or reprocess marked, or null
  * @param createdAt when the tool wrote it
  * @param previous the generation it replaces (without its own {@code previous}), or null
+ * @param aborted on a generation made active again by {@code replay abort} or {@code partitions
+ *     grow --abort}: the generation the cancelled command had prepared (without its {@code
+ *     previous}), whose number is never used again (D76); else null
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record Generation(
@@ -42,7 +45,8 @@ public record Generation(
     @JsonProperty("seed_from") String seedFrom,
     @JsonProperty("replay") Replay replay,
     @JsonProperty("created_at") Instant createdAt,
-    @JsonProperty("previous") Generation previous) {
+    @JsonProperty("previous") Generation previous,
+    @JsonProperty("aborted") Generation aborted) {
 
   /** Where the tool is with a generation. */
   public enum State {
@@ -78,6 +82,37 @@ public record Generation(
     if (previous != null && previous.previous() != null) {
       previous = previous.withoutPrevious();
     }
+    if (aborted != null && aborted.previous() != null) {
+      aborted = aborted.withoutPrevious();
+    }
+  }
+
+  /** A generation no command aborted on top of (see {@link #aborted()}). */
+  public Generation(
+      int number,
+      State state,
+      Kind kind,
+      String baseApplicationId,
+      String applicationId,
+      String input,
+      int partitions,
+      String seedFrom,
+      Replay replay,
+      Instant createdAt,
+      Generation previous) {
+    this(
+        number,
+        state,
+        kind,
+        baseApplicationId,
+        applicationId,
+        input,
+        partitions,
+        seedFrom,
+        replay,
+        createdAt,
+        previous,
+        null);
   }
 
   /** Generation 0: the configured input read by the configured application id. */
@@ -94,6 +129,31 @@ public record Generation(
         null,
         null,
         null);
+  }
+
+  /**
+   * The number of the next generation made from this one: one above this one's, and above the one
+   * an abort cancelled, whose topics and application id may be left behind (D76).
+   */
+  public int nextNumber() {
+    return Math.max(number, aborted == null ? 0 : aborted.number()) + 1;
+  }
+
+  /** This generation made the latest again by an abort that cancelled {@code cancelled} (D76). */
+  public Generation restoredAfter(Generation cancelled) {
+    return new Generation(
+        number,
+        state,
+        kind,
+        baseApplicationId,
+        applicationId,
+        input,
+        partitions,
+        seedFrom,
+        replay,
+        createdAt,
+        previous,
+        cancelled);
   }
 
   /** The application id of generation {@code number} of {@code base}: {@code <base>-g<number>}. */
@@ -154,7 +214,8 @@ public record Generation(
         seedFrom,
         replay,
         createdAt,
-        previous);
+        previous,
+        aborted);
   }
 
   public Generation withoutPrevious() {
@@ -169,7 +230,8 @@ public record Generation(
         seedFrom,
         replay,
         createdAt,
-        null);
+        null,
+        aborted);
   }
 
   /** One line for logs and the tools. */
@@ -186,6 +248,7 @@ public record Generation(
         + input
         + (partitions > 0 ? " partitions=" + partitions : "")
         + (seedFrom != null ? " seeded from " + seedFrom : "")
-        + (replay != null ? " replay " + replay.id() : "");
+        + (replay != null ? " replay " + replay.id() : "")
+        + (aborted != null ? " (generation " + aborted.number + " was aborted)" : "");
   }
 }

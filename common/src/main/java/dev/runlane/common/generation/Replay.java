@@ -3,9 +3,12 @@ package dev.runlane.common.generation;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.time.Instant;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeSet;
 
 /**
  * Which input records a replaying generation re-derives silently, which it decides again and emits
@@ -28,7 +31,7 @@ import java.util.Objects;
  * @param markedFrom per partition, the first offset decided again and emitted marked
  * @param liveFrom per partition, the first offset no earlier generation committed
  * @param claimFrom per partition, the first offset no earlier generation read
- * @param parked per partition, offsets below {@code liveFrom} never decided for good
+ * @param parked per partition, offsets below {@code liveFrom} never decided for good (kept sorted)
  * @param held per partition, those of {@code parked} that the earlier generation's reorder window
  *     held: decided against its run's head then, never emitted (D90)
  */
@@ -82,8 +85,8 @@ public record Replay(
     markedFrom = markedFrom == null ? Map.of() : Map.copyOf(markedFrom);
     liveFrom = liveFrom == null ? Map.of() : Map.copyOf(liveFrom);
     claimFrom = claimFrom == null ? Map.of() : Map.copyOf(claimFrom);
-    parked = parked == null ? Map.of() : Map.copyOf(parked);
-    held = held == null ? Map.of() : Map.copyOf(held);
+    parked = parked == null ? Map.of() : sortedOnce(parked);
+    held = held == null ? Map.of() : sortedOnce(held);
   }
 
   /** A replay none of whose parked offsets is known to have been held by a reorder window. */
@@ -97,6 +100,17 @@ public record Replay(
     this(id, from, markedFrom, liveFrom, claimFrom, parked, Map.of());
   }
 
+  /**
+   * Each partition's parked offsets sorted and without repeats, so that {@link #rangeOf} finds one
+   * by binary search: a replay asks for every record it re-derives, and a stopped generation can
+   * leave hundreds of thousands parked or held (D75).
+   */
+  private static Map<Integer, List<Long>> sortedOnce(Map<Integer, List<Long>> parked) {
+    Map<Integer, List<Long>> sorted = new HashMap<>();
+    parked.forEach((p, offsets) -> sorted.put(p, List.copyOf(new TreeSet<>(offsets))));
+    return Map.copyOf(sorted);
+  }
+
   /** The range of the record at {@code offset} of input partition {@code partition}. */
   public Range rangeOf(int partition, long offset) {
     long live = liveFrom.getOrDefault(partition, 0L);
@@ -104,7 +118,7 @@ public record Replay(
       return offset < claimFrom.getOrDefault(partition, live) ? Range.UNCLAIMED : Range.LIVE;
     }
     List<Long> parkedHere = parked.get(partition);
-    if (parkedHere != null && parkedHere.contains(offset)) {
+    if (parkedHere != null && Collections.binarySearch(parkedHere, offset) >= 0) {
       return Range.UNCLAIMED;
     }
     return offset >= markedFrom.getOrDefault(partition, live) ? Range.MARKED : Range.SILENT;
@@ -129,7 +143,7 @@ public record Replay(
       return false;
     }
     List<Long> heldHere = held.get(partition);
-    return heldHere == null || !heldHere.contains(offset);
+    return heldHere == null || Collections.binarySearch(heldHere, offset) < 0;
   }
 
   /** Whether this replay is a reprocess (it emits some records again). */

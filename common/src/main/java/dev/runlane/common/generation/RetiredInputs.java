@@ -63,6 +63,11 @@ public record RetiredInputs(@JsonProperty("inputs") List<Retired> inputs) {
     return pipeline + "/retired";
   }
 
+  /** These inputs without {@code input}: it is written to again (a cancelled grow, D76). */
+  public RetiredInputs without(String input) {
+    return new RetiredInputs(inputs.stream().filter(r -> !r.input().equals(input)).toList());
+  }
+
   /** These inputs, with {@code retired} added or its mark replaced. */
   public RetiredInputs with(Retired retired) {
     List<Retired> next = new ArrayList<>();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runlane.common.generation.Generation.Kind;
 import dev.runlane.common.generation.Generation.State;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -88,5 +89,37 @@ class GenerationTest {
     assertThat(back.replay()).isEqualTo(replay);
     assertThat(back.previous()).isEqualTo(g1.withoutPrevious());
     assertThat(back.withoutPrevious()).isEqualTo(g2.withoutPrevious());
+  }
+
+  @Test
+  void aGenerationRestoredByAnAbortRunsAgainAndNeverReusesTheAbortedNumber() {
+    Generation grow = next(Kind.GROW, State.SEEDING, "sume.webhooks.g1");
+
+    Generation restored = G0.restoredAfter(grow);
+    Generation back = ControlTopic.decode(ControlTopic.encode(restored));
+
+    assertThat(back).isEqualTo(restored);
+    assertThat(back.aborted()).isEqualTo(grow.withoutPrevious());
+    assertThat(back.toRun()).isEqualTo(back);
+    assertThat(back.ingressInput()).isEqualTo("sume.webhooks");
+    assertThat(back.ownerPrefix()).isEmpty();
+    assertThat(G0.nextNumber()).isEqualTo(1);
+    assertThat(back.nextNumber()).isEqualTo(2);
+    assertThat(back.describe()).contains("generation 1 was aborted");
+  }
+
+  @Test
+  void aRecordWrittenBeforeAbortsExistedReadsWithoutOne() {
+    String json =
+        "{\"generation\":1,\"state\":\"ACTIVE\",\"kind\":\"REBUILD\","
+            + "\"base_application_id\":\"a\",\"application_id\":\"a-g1\","
+            + "\"input\":\"in\",\"partitions\":3}";
+
+    Generation g = ControlTopic.decode(json.getBytes(StandardCharsets.UTF_8));
+
+    assertThat(g.aborted()).isNull();
+    assertThat(g.nextNumber()).isEqualTo(2);
+    assertThat(new String(ControlTopic.encode(g), StandardCharsets.UTF_8))
+        .doesNotContain("aborted");
   }
 }

@@ -1,10 +1,13 @@
 package dev.runlane.common.generation;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.runlane.common.generation.Replay.Range;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -109,6 +112,30 @@ class ReplayTest {
         replay,
         Instant.parse("2026-12-01T10:00:00Z"),
         null);
+  }
+
+  @Test
+  void parkedOffsetsAreFoundWithoutScanningThemAll() {
+    // 200,000 events held when the old generation stopped, on one partition: a replay asks for
+    // the range of each record it re-derives, so a scan per record is quadratic (D75).
+    List<Long> held = new ArrayList<>();
+    for (long o = 400_000; o > 0; o -= 2) {
+      held.add(o); // unsorted, as a hand-written record may be
+    }
+    Replay replay = onPartition0("big", null, 400_001, 400_001, 400_001, held);
+
+    assertThat(replay.parked().get(0)).isSorted().hasSize(200_000);
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(5),
+        () -> {
+          long unclaimed = 0;
+          for (long o = 0; o < 400_001; o++) {
+            if (replay.rangeOf(0, o) == Range.UNCLAIMED) {
+              unclaimed++;
+            }
+          }
+          assertThat(unclaimed).isEqualTo(200_000);
+        });
   }
 
   /** A replay of a one-partition topic: its offsets and parked offsets, all of partition 0. */

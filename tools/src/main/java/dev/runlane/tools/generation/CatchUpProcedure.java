@@ -49,7 +49,9 @@ public final class CatchUpProcedure {
     steps.done(latest.describe() + "; " + retired.inputs().size() + " retired inputs");
     long total = 0;
     for (RetiredInputs.Retired r : retired.inputs()) {
-      total += catchUp(r, latest, dryRun);
+      if (!r.input().equals(latest.input())) { // never the input in use (a cancelled grow's base)
+        total += catchUp(r, latest, dryRun);
+      }
     }
     steps.summary(
         total

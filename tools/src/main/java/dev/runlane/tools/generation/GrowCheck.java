@@ -41,7 +41,7 @@ final class GrowCheck {
     // never decided by copying it, instead of waiting for it to drain.
     boolean repair = built != current;
     refuseImpossible(base, current, built, repair, to);
-    int number = resumed != null ? resumed.number() : base.number() + 1;
+    int number = resumed != null ? resumed.number() : base.nextNumber();
     String input = Generation.grownInput(pipeline.config().pipeline(), number);
     String applicationId = Generation.applicationId(base.baseApplicationId(), number);
     boolean reuse = reusable(input, resumed, to);
@@ -49,6 +49,20 @@ final class GrowCheck {
       throw new Refused("the consumer group " + applicationId + " has committed offsets already");
     }
     String seedFrom = StateTopics.runsChangelog(base.applicationId());
+    if (cluster.partitions(seedFrom).isEmpty()
+        && !cluster.committed(base.applicationId(), base.input()).isEmpty()) {
+      // Seeding nothing would start the new generation with no run state past events the base
+      // applied (G3): refused, not done in silence (D76).
+      throw new Refused(
+          "generation "
+              + base.number()
+              + " committed offsets, but its run-store changelog "
+              + seedFrom
+              + " no longer exists: generation "
+              + number
+              + " would start with no run state. Restore that topic (from a replica or a"
+              + " backup), then run this again");
+    }
     GrowPlan plan =
         new GrowPlan(base, current, built, repair, number, input, applicationId, reuse, seedFrom);
     print(plan, to);

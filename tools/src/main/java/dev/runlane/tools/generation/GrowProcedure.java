@@ -134,7 +134,10 @@ public final class GrowProcedure {
       if (latest.kind() != Kind.GROW || latest.previous() == null) {
         throw new Refused(
             latest.describe()
-                + " is being prepared: finish it first by re-running the command that started it");
+                + " is being prepared: finish it first by re-running the command that started it,"
+                + " or cancel it with `runlane "
+                + (latest.kind() == Kind.GROW ? "partitions grow --abort" : "replay abort")
+                + "`");
       }
       if (latest.partitions() != o.to()) {
         throw new Refused(

@@ -136,7 +136,10 @@ public final class ReplayProcedure {
       if (latest.kind() != kind || latest.previous() == null) {
         throw new Refused(
             latest.describe()
-                + " is being prepared: finish it first by re-running the command that started it");
+                + " is being prepared: finish it first by re-running the command that started it,"
+                + " or cancel it with `runlane "
+                + (latest.kind() == Kind.GROW ? "partitions grow --abort" : "replay abort")
+                + "`");
       }
       steps.done("resuming " + latest.describe());
       return new Start(latest, latest.previous(), latest);
@@ -162,7 +165,7 @@ public final class ReplayProcedure {
               + base.seedFrom()
               + ", which no longer exists: its runs' history before the seed is gone");
     }
-    int number = resumed != null ? resumed.number() : base.number() + 1;
+    int number = resumed != null ? resumed.number() : base.nextNumber();
     String applicationId = Generation.applicationId(base.baseApplicationId(), number);
     if (resumed == null && !cluster.committed(applicationId, base.input()).isEmpty()) {
       throw new Refused(
