@@ -203,7 +203,7 @@ public final class GenerationFollower {
     }
     InputCheck.verify(admin, target, Duration.ofSeconds(10));
     missingInputChecks = 0;
-    retired.check(control.retired());
+    retired.check(control.retired().without(target.input()));
     if (now != null && now.applicationId().equals(target.applicationId())) {
       return;
     }
