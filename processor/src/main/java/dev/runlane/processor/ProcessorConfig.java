@@ -3,6 +3,7 @@ package dev.runlane.processor;
 import dev.runlane.common.config.ConfigException;
 import dev.runlane.common.config.EnvReader;
 import dev.runlane.common.config.Secret;
+import dev.runlane.common.decision.DecisionLogSettings;
 import dev.runlane.common.kafka.Compression;
 import dev.runlane.common.kafka.KafkaClientSettings;
 import dev.runlane.common.kafka.TopicNames;
@@ -60,7 +61,8 @@ public record ProcessorConfig(
     Optional<String> redisUsername,
     Optional<Secret> redisPassword,
     TopicPolicy topicPolicy,
-    boolean decidedRecord) {
+    boolean decidedRecord,
+    DecisionLogSettings decisionLog) {
 
   private static final Logger log = LoggerFactory.getLogger(ProcessorConfig.class);
 
@@ -183,7 +185,7 @@ public record ProcessorConfig(
    * stack, benchmarks), where the environment's 1-65535 rule is too strict.
    */
   public ProcessorConfig withPort(int port) {
-    return copy(port, decidedRecord);
+    return copy(port, decidedRecord, decisionLog);
   }
 
   /**
@@ -192,10 +194,21 @@ public record ProcessorConfig(
    * cannot answer may be listed stale although it was applied.
    */
   public ProcessorConfig withoutDecidedRecord() {
-    return copy(port, false);
+    return copy(port, false, decisionLog);
   }
 
-  private ProcessorConfig copy(int port, boolean decidedRecord) {
+  /**
+   * The same settings with the decision log off, for benchmarks that measure what it costs beside
+   * it in the same run (D86); {@code DECISION_LOG=off} is the operator's way.
+   */
+  public ProcessorConfig withoutDecisionLog() {
+    return copy(
+        port,
+        decidedRecord,
+        new DecisionLogSettings(false, decisionLog.topic(), decisionLog.retentionMs()));
+  }
+
+  private ProcessorConfig copy(int port, boolean decidedRecord, DecisionLogSettings decisionLog) {
     return new ProcessorConfig(
         bootstrapServers,
         redisUri,
@@ -231,7 +244,8 @@ public record ProcessorConfig(
         redisUsername,
         redisPassword,
         topicPolicy,
-        decidedRecord);
+        decidedRecord,
+        decisionLog);
   }
 
   public RedisDedupSettings redisDedupSettings() {

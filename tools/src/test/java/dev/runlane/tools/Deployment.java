@@ -94,6 +94,7 @@ final class Deployment implements AutoCloseable {
     env.put("TOPIC_EVENTS", topics.events());
     env.put("TOPIC_STALE", topics.stale());
     env.put("TOPIC_RUNS", topics.runs());
+    env.put("TOPIC_DECISIONS", name + ".decisions");
     env.put("TOPIC_CONTROL", controlTopic);
     env.put("TOPIC_PARTITIONS", Integer.toString(partitions));
     env.put("TOPIC_REPLICATION_FACTOR", "1");
