@@ -5,15 +5,18 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.runlane.common.decision.DecisionLogSettings;
 import dev.runlane.common.kafka.RecordHeaders;
+import dev.runlane.common.metrics.Metrics;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
-import dev.runlane.processor.topology.FaultHook;
+import dev.runlane.tools.generation.Pipeline;
+import dev.runlane.tools.ledger.AuditWatch;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -34,9 +37,10 @@ import redis.clients.jedis.Jedis;
 
 /**
  * The decision log, {@code trace} and {@code audit} on the real broker and Redis (D86-D88): a
- * retry, concurrent copies, an event out of order, a reused id, a poison event and a record that is
- * no envelope each leave one decision that {@code trace} shows field by field, and {@code audit}
- * balances; records taken out of the events topic make it fail, naming them.
+ * retry, concurrent copies, an event out of order, a reused id and a record that is no envelope
+ * each leave one decision that {@code trace} shows field by field, and {@code audit} balances;
+ * records taken out of the events topic make it fail, naming them, and the continuous check's
+ * {@code runlane_audit_unaccounted_records} rise (D89).
  */
 @RealInfra
 class DecisionLedgerIT {
@@ -47,23 +51,8 @@ class DecisionLedgerIT {
   @Test
   void traceShowsEveryDeliveryAndDecisionAndAuditBalancesUntilARecordIsLost(Infra infra)
       throws Exception {
-    FaultHook poison =
-        new FaultHook() {
-          @Override
-          public void afterMarkDone(Collection<String> requestIds) {}
-
-          @Override
-          public void beforeDecide(String requestId) {
-            if (requestId.equals("poison")) {
-              throw new IllegalArgumentException("cannot decide this one");
-            }
-          }
-        };
     try (Deployment d =
-        new Deployment(infra, "ledger", PARTITIONS, 1)
-            .withFaultHook(poison)
-            .startIngress()
-            .startProcessors()) {
+        new Deployment(infra, "ledger", PARTITIONS, 1).startIngress().startProcessors()) {
       d.with("PROCESSOR_URL", "http://127.0.0.1:" + d.processor(0).adminPort());
       String decisions = d.env().get("TOPIC_DECISIONS");
       String a = "run-a";
@@ -86,9 +75,8 @@ class DecisionLedgerIT {
       awaitDecisions(infra, decisions, 5);
       d.post(a, "a0", T0.plusMillis(500)); // older than a3: stale
       d.post(b, "a1", T0.plusSeconds(1)); // a1 on another run: reused
-      d.post(a, "poison", T0.plusSeconds(4));
       notAnEnvelope(infra, d, a);
-      awaitDecisions(infra, decisions, 9);
+      awaitDecisions(infra, decisions, 8);
 
       JsonNode trace = json(d.tool("trace", "--run", a, "--json"));
       List<String> story = new ArrayList<>();
@@ -103,7 +91,6 @@ class DecisionLedgerIT {
               "a2 duplicate",
               "a3 applied",
               "a0 stale",
-              "poison dead-lettered",
               "bad invalid");
       JsonNode first = trace.get("decisions").get(0);
       int partition = Utils.toPositive(Utils.murmur2(a.getBytes(StandardCharsets.UTF_8))) % 3;
@@ -117,8 +104,8 @@ class DecisionLedgerIT {
       assertThat(first.get("received_at").asLong())
           .isPositive()
           .isLessThanOrEqualTo(first.get("decided_at").asLong());
-      JsonNode[] all = new JsonNode[8];
-      for (int i = 0; i < 8; i++) {
+      JsonNode[] all = new JsonNode[7];
+      for (int i = 0; i < 7; i++) {
         all[i] = trace.get("decisions").get(i);
       }
       assertThat(text(all[1], "layer")).isEqualTo("redis");
@@ -126,12 +113,10 @@ class DecisionLedgerIT {
       assertThat(text(all[3], "layer")).isIn("batch", "redis", "record");
       assertThat(text(all[5], "layer")).isEqualTo("store");
       assertThat(text(all[5], "output")).isEqualTo(d.topics.stale());
-      assertThat(text(all[6], "layer")).isEqualTo("attempts");
-      assertThat(text(all[6], "reason")).isEqualTo("apply_failed");
+      assertThat(text(all[6], "layer")).isEqualTo("intake");
+      assertThat(text(all[6], "reason")).isEqualTo("not_json");
       assertThat(text(all[6], "output")).isEqualTo(d.topics.dlq());
-      assertThat(text(all[7], "layer")).isEqualTo("intake");
-      assertThat(text(all[7], "reason")).isEqualTo("not_json");
-      assertThat(all[7].has("received_at")).isTrue();
+      assertThat(all[6].has("received_at")).isTrue();
       assertThat(trace.get("undecided")).isEmpty();
       assertThat(trace.get("runs_now").get(a).get("status").asInt()).isEqualTo(200);
       assertThat(text(trace.get("runs_now").get(a), "body")).contains("\"a3\"");
@@ -141,7 +126,7 @@ class DecisionLedgerIT {
               trace.get("decisions").findValues("input_offset").stream()
                   .map(JsonNode::asLong)
                   .distinct())
-          .hasSize(8);
+          .hasSize(7);
 
       Deployment.ToolRun byId = d.tool("trace", "--request-id", "a1");
       assertThat(byId.code()).as(byId.err()).isZero();
@@ -155,18 +140,21 @@ class DecisionLedgerIT {
 
       Deployment.ToolRun audit = d.tool("audit");
       assertThat(audit.code()).as(audit.out() + audit.err()).isZero();
-      assertThat(audit.out()).contains("balanced: 9 input records");
-
-      // A loss: run a's records taken out of the events topic.
-      int eventsPartition = partition; // the events topic has the input's partition count
-      try (Admin admin =
-          Admin.create(
-              Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, infra.bootstrapServers()))) {
-        TopicPartition tp = new TopicPartition(d.topics.events(), eventsPartition);
-        long end =
-            admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get().offset();
-        admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(end))).all().get();
+      assertThat(audit.out()).contains("balanced: 8 input records");
+      PrometheusMeterRegistry registry = Metrics.newRegistry("audit");
+      try (Pipeline pipeline = new Pipeline(ToolsConfig.fromEnv(d.env()))) {
+        AuditWatch watch =
+            new AuditWatch(
+                pipeline, new DecisionLogSettings(true, decisions, -1), registry, System.out);
+        watch.auditOnce();
+        assertThat(registry.get(AuditWatch.UNACCOUNTED).gauge().value()).isZero();
+        assertThat(registry.get(AuditWatch.CHECKED).gauge().value()).isEqualTo(8);
+        loseRunEvents(infra, d, partition);
+        watch.auditOnce();
+        assertThat(registry.scrape())
+            .contains("runlane_audit_unaccounted_records{service=\"audit\"} 3.0");
       }
+
       Deployment.ToolRun lost = d.tool("audit");
       assertThat(lost.code()).as(lost.out()).isEqualTo(ExitCodes.UNACCOUNTED);
       assertThat(lost.out())
@@ -181,6 +169,19 @@ class DecisionLedgerIT {
                   + a
                   + " request_id=a1: applied, and its record is not in "
                   + d.topics.events());
+    }
+  }
+
+  /** A loss: the records of run a's partition taken out of the events topic. */
+  private static void loseRunEvents(Infra infra, Deployment d, int partition) throws Exception {
+    try (Admin admin =
+        Admin.create(
+            Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, infra.bootstrapServers()))) {
+      // The events topic has the input's partition count, so the run's events are in this one.
+      TopicPartition tp = new TopicPartition(d.topics.events(), partition);
+      long end =
+          admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get().offset();
+      admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(end))).all().get();
     }
   }
 

@@ -17,9 +17,18 @@ final class AuditOutput {
         r.generation().applicationId(),
         logTopic,
         r.since() == null ? "" : ", input records since " + r.since());
+    if (r.floor() != null) {
+      out.printf("  (older input records are not audited: %s)%n", r.floor());
+    }
     long received = 0;
     for (Ledger.Balance b : r.partitions()) {
       received += b.received();
+      if (b.committed() < 0) {
+        out.printf(
+            "  %s/%d: no committed offset: nothing decided there yet, not audited%n",
+            r.generation().input(), b.partition());
+        continue;
+      }
       out.printf(
           "  %s/%d: offsets %d..%d (committed): %d input records, %d decided (%s), %d still held,"
               + " %d unaccounted%n",

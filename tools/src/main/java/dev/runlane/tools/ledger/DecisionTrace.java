@@ -33,6 +33,9 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * run's state now ({@code /runs/{id}}) and each request id's Redis marker now.
  */
 public final class DecisionTrace {
+  /** How long a trace asks {@code /runs} again while it answers 503. */
+  static final Duration RUN_NOW_PATIENCE = Duration.ofSeconds(15);
+
   private static final HttpClient HTTP =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
@@ -210,15 +213,26 @@ public final class DecisionTrace {
     return out;
   }
 
+  /**
+   * {@code GET /runs/{id}}; a 503 (a store restoring, a replay re-deriving) is asked again after
+   * its {@code Retry-After}, for up to {@link #RUN_NOW_PATIENCE}, as the answer then is "later".
+   */
   private RunNow runNow(String runId) {
+    long deadline = System.nanoTime() + RUN_NOW_PATIENCE.toNanos();
     try {
-      HttpResponse<String> r =
-          HTTP.send(
-              HttpRequest.newBuilder(processor.resolve("/runs/" + runId))
-                  .timeout(Duration.ofSeconds(10))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
-      return new RunNow(r.statusCode(), r.body());
+      while (true) {
+        HttpResponse<String> r =
+            HTTP.send(
+                HttpRequest.newBuilder(processor.resolve("/runs/" + runId))
+                    .timeout(Duration.ofSeconds(10))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 503 || System.nanoTime() - deadline > 0) {
+          return new RunNow(r.statusCode(), r.body());
+        }
+        long wait = r.headers().firstValueAsLong("Retry-After").orElse(1);
+        Thread.sleep(Duration.ofSeconds(Math.min(Math.max(wait, 1), 2)).toMillis());
+      }
     } catch (IOException e) {
       return new RunNow(0, "unknown (" + processor + " did not answer: " + e + ")");
     } catch (InterruptedException e) {

@@ -10,6 +10,7 @@ import dev.runlane.tools.Refused;
 import dev.runlane.tools.generation.Pipeline;
 import dev.runlane.tools.kafka.Changelogs;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -17,7 +18,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
@@ -38,7 +41,11 @@ public final class Ledger {
     }
   }
 
-  /** One input partition's balance. */
+  /**
+   * One input partition's balance.
+   *
+   * @param committed the group's committed offset, where the audit stops, or -1 with none
+   */
   public record Balance(
       int partition,
       long from,
@@ -48,10 +55,16 @@ public final class Ledger {
       long stillHeld,
       long unaccounted) {}
 
-  /** The whole ledger of one generation. */
+  /**
+   * The whole ledger of one generation.
+   *
+   * @param since the oldest input record audited (by its timestamp), or null for all
+   * @param floor why {@code since} is later than asked: a topic's retention, or null
+   */
   public record Result(
       Generation generation,
       Instant since,
+      String floor,
       List<Balance> partitions,
       List<Unaccounted> unaccounted,
       long unaccountedCount) {
@@ -59,6 +72,15 @@ public final class Ledger {
       return unaccountedCount == 0;
     }
   }
+
+  /**
+   * Kafka's default {@code log.retention.hours} (168), assumed for a topic whose retention is the
+   * broker's: the tools cannot read broker configs without more rights than they need.
+   */
+  static final String KAFKA_DEFAULT_RETENTION_MS = Long.toString(Duration.ofDays(7).toMillis());
+
+  /** How long the audit asks again for a committed offset missing from the answer. */
+  static final Duration COMMITTED_PATIENCE = Duration.ofSeconds(5);
 
   /** How many unaccounted records a result names; the rest are counted. */
   static final int NAMED = 20;
@@ -91,23 +113,75 @@ public final class Ledger {
               + log.topic()
               + " does not exist (DECISION_LOG=off?)");
     }
-    Map<Integer, Long> committed = pipeline.cluster().committed(g.applicationId(), g.input());
+    Map<Integer, Long> committed = committed(g, partitions);
     Map<String, List<Decision>> decisions = decisions(g);
     Outputs outputs = Outputs.read(pipeline.clientSettings(), pipeline.config().topics());
+    Since audited = auditedSince(since);
     Map<Integer, Long> from =
-        since == null
+        audited.at() == null
             ? pipeline.cluster().startOffsets(g.input(), partitions)
-            : pipeline.cluster().offsetsAt(g.input(), partitions, since);
+            : pipeline.cluster().offsetsAt(g.input(), partitions, audited.at());
     Map<Integer, Long> to = new TreeMap<>();
     for (int p = 0; p < partitions; p++) {
-      to.put(p, Math.max(from.get(p), committed.getOrDefault(p, 0L)));
+      to.put(p, committed.containsKey(p) ? Math.max(from.get(p), committed.get(p)) : -1);
     }
-    return balance(g, since, decisions, outputs, from, to);
+    return balance(g, audited.at(), audited.floor(), decisions, outputs, from, to);
+  }
+
+  /**
+   * The group's committed offsets on the input. A partition with records and no committed offset is
+   * asked again for a few seconds: an offset a transaction is committing right then can be left out
+   * of the answer, and audited as "nothing committed" it would make the ledger balance over
+   * nothing, in silence (D88).
+   */
+  private Map<Integer, Long> committed(Generation g, int partitions) {
+    Map<Integer, Long> start = pipeline.cluster().startOffsets(g.input(), partitions);
+    Map<Integer, Long> end = pipeline.cluster().endOffsets(g.input(), partitions);
+    long deadline = System.nanoTime() + COMMITTED_PATIENCE.toNanos();
+    while (true) {
+      Map<Integer, Long> committed = pipeline.cluster().committed(g.applicationId(), g.input());
+      boolean complete =
+          start.keySet().stream()
+              .allMatch(p -> committed.containsKey(p) || end.get(p) <= start.get(p));
+      if (complete || System.nanoTime() - deadline > 0) {
+        return committed;
+      }
+      LockSupport.parkNanos(Duration.ofMillis(200).toNanos());
+    }
+  }
+
+  /** Where the audit starts, and why there when it is later than asked. */
+  private record Since(Instant at, String floor) {}
+
+  /**
+   * Retention deletes whole segments past their retention, never a record younger than it: input
+   * records younger than the shortest retention of the topics the ledger reads have all their
+   * records still, and a record missing there is a loss, not retention (D88).
+   */
+  private Since auditedSince(Instant asked) {
+    TopicNames topics = pipeline.config().topics();
+    Instant at = asked;
+    String floor = null;
+    for (String topic : List.of(log.topic(), topics.events(), topics.stale(), topics.dlq())) {
+      long ms =
+          Long.parseLong(
+              pipeline
+                  .cluster()
+                  .topicConfigs(topic)
+                  .getOrDefault(TopicConfig.RETENTION_MS_CONFIG, KAFKA_DEFAULT_RETENTION_MS));
+      Instant kept = ms < 0 ? null : Instant.now().minusMillis(ms);
+      if (kept != null && (at == null || kept.isAfter(at))) {
+        at = kept;
+        floor = topic + " keeps " + Duration.ofMillis(ms) + " (retention.ms)";
+      }
+    }
+    return new Since(at, floor);
   }
 
   private Result balance(
       Generation g,
       Instant since,
+      String floor,
       Map<String, List<Decision>> decisions,
       Outputs outputs,
       Map<Integer, Long> from,
@@ -139,7 +213,7 @@ public final class Ledger {
             balances.add(
                 new Balance(
                     p, from.get(p), to.get(p), c.received, c.decided, c.stillHeld, c.unaccounted)));
-    return new Result(g, since, balances, named, total[0]);
+    return new Result(g, since, floor, balances, named, total[0]);
   }
 
   /** This generation's decisions, by input coordinates. */

@@ -2,15 +2,21 @@ package dev.runlane.tools.ledger;
 
 import dev.runlane.common.config.EnvReader;
 import dev.runlane.common.decision.DecisionLogSettings;
+import dev.runlane.common.http.AdminServer;
 import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.common.metrics.Metrics;
+import dev.runlane.tools.BadUsage;
 import dev.runlane.tools.ExitCodes;
 import dev.runlane.tools.ToolsConfig;
 import dev.runlane.tools.generation.Pipeline;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.PrintStream;
 import java.net.URI;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -106,6 +112,25 @@ public final class LedgerCommands {
                 + " log's retention, or since it was turned on).")
     Instant since;
 
+    @Option(
+        names = "--watch",
+        description =
+            "Audit every --interval-seconds until stopped, exporting"
+                + " runlane_audit_unaccounted_records on --metrics-port's /metrics.")
+    boolean watch;
+
+    @Option(
+        names = "--interval-seconds",
+        defaultValue = "300",
+        description = "With --watch: seconds between audits (default: ${DEFAULT-VALUE}).")
+    long intervalSeconds;
+
+    @Option(
+        names = "--metrics-port",
+        defaultValue = "9096",
+        description = "With --watch: the port of /metrics and /health (default: ${DEFAULT-VALUE}).")
+    int metricsPort;
+
     private Map<String, String> env;
     private PrintStream out;
 
@@ -116,13 +141,34 @@ public final class LedgerCommands {
     }
 
     @Override
-    public Integer call() {
+    public Integer call() throws InterruptedException {
       DecisionLogSettings log = logSettings(env);
       try (Pipeline pipeline = new Pipeline(ToolsConfig.fromEnv(env))) {
+        if (watch) {
+          return watch(pipeline, log);
+        }
         Ledger.Result r = new Ledger(pipeline, log).audit(since);
         AuditOutput.text(r, log.topic(), out);
         return r.balanced() ? ExitCodes.OK : ExitCodes.UNACCOUNTED;
       }
+    }
+
+    private int watch(Pipeline pipeline, DecisionLogSettings log) throws InterruptedException {
+      if (since != null) {
+        throw new BadUsage("--since and --watch: a continuous audit checks what retention keeps");
+      }
+      CountDownLatch stop = new CountDownLatch(1);
+      PrometheusMeterRegistry registry = Metrics.newRegistry("audit");
+      AuditWatch w = new AuditWatch(pipeline, log, registry, out);
+      try (AdminServer server =
+          AdminServer.start("0.0.0.0", metricsPort, registry, w::ranOnce, Map.of())) {
+        Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown, "audit-stop"));
+        out.printf("auditing every %d s; /metrics on port %d%n", intervalSeconds, server.port());
+        w.watch(Duration.ofSeconds(intervalSeconds), stop);
+      } finally {
+        registry.close();
+      }
+      return ExitCodes.OK;
     }
   }
 }
