@@ -396,7 +396,12 @@ final class Deployment implements AutoCloseable {
     URI processorUri = URI.create("http://127.0.0.1:" + processors.get(0).adminPort());
     return new PipelineVerifier(
             new PipelineVerifier.Target(
-                infra.bootstrapServers(), now, processorUri, g.applicationId()))
+                infra.bootstrapServers(),
+                now,
+                processorUri,
+                g.applicationId(),
+                null,
+                env.get("TOPIC_DECISIONS")))
         .verify(simulator.ledger(), Duration.ofSeconds(90), reorderWindow);
   }
 
