@@ -138,6 +138,12 @@ class DecisionLedgerIT {
           .contains("request_id=a1 reused by redis (request_id_reused)")
           .contains("redis marker of a1 now: done:");
 
+      Deployment.ToolRun later =
+          d.tool("trace", "--run", a, "--since", Instant.now().plusSeconds(3600).toString());
+      assertThat(later.out())
+          .contains("from " + "20")
+          .contains("trace of run " + a + ": 0 decisions");
+
       Deployment.ToolRun audit = d.tool("audit");
       assertThat(audit.code()).as(audit.out() + audit.err()).isZero();
       assertThat(audit.out()).contains("balanced: 8 input records");
