@@ -2,6 +2,7 @@ package dev.runlane.ingress;
 
 import dev.runlane.common.envelope.EnvelopeParser;
 import dev.runlane.common.generation.ControlTopic;
+import dev.runlane.common.generation.IngressAck;
 import dev.runlane.common.http.AdminServer;
 import dev.runlane.common.kafka.TopicEnsurer;
 import dev.runlane.common.kafka.TopicPolicy;
@@ -84,6 +85,16 @@ public final class IngressApp implements AutoCloseable {
    *     be created, or a port cannot be bound (everything started so far is closed again)
    */
   public static IngressApp start(IngressConfig config, PrometheusMeterRegistry registry) {
+    return start(config, registry, () -> {});
+  }
+
+  /**
+   * Starts the ingress with a fault hook: {@code beforeControlRead} runs on the follower thread
+   * before each read of the control topic, so a test that blocks it freezes the follower as a
+   * paused process or a partition from the control topic's leader would.
+   */
+  public static IngressApp start(
+      IngressConfig config, PrometheusMeterRegistry registry, Runnable beforeControlRead) {
     AtomicBoolean ready = new AtomicBoolean();
     AtomicReference<InputFollower> follower = new AtomicReference<>();
     List<AutoCloseable> started = new ArrayList<>();
@@ -114,13 +125,7 @@ public final class IngressApp implements AutoCloseable {
       producerConfig.putAll(config.kafkaClient().forClients());
       KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerConfig);
       started.add(0, () -> producer.close(Duration.ZERO));
-      InputFollower input =
-          InputFollower.start(
-              config.kafkaClient().withBootstrap(config.bootstrapServers()),
-              config.controlTopic(),
-              config.topics().webhooks(),
-              topic -> WebhookPublisher.hasMetadata(producer, topic),
-              config.startupTimeout());
+      InputFollower input = followControl(config, producer, beforeControlRead);
       started.add(0, input);
       follower.set(input);
       WebhookPublisher publisher = new WebhookPublisher(producer, config.topics(), input);
@@ -138,6 +143,7 @@ public final class IngressApp implements AutoCloseable {
                   .setPreferNativeTransport(false));
       started.add(0, () -> vertx.close().await(5, TimeUnit.SECONDS));
       IngressMeters meters = new IngressMeters(registry);
+      meters.controlViewAge(input::viewAge);
       ResponseWriter responses = new ResponseWriter(config.retryAfter());
       Routes routes = new Routes(responses);
       EnvelopeParser parser = EnvelopeParser.withDefaults();
@@ -166,7 +172,7 @@ public final class IngressApp implements AutoCloseable {
           server.port(),
           String.join(", ", routes.paths()),
           admin.port(),
-          input.get());
+          input.topic());
       return new IngressApp(config, ready, admin, input, publisher, producerMetrics, vertx, server);
     } catch (RuntimeException | Error e) {
       for (AutoCloseable c : started) {
@@ -229,6 +235,28 @@ public final class IngressApp implements AutoCloseable {
         TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
   }
 
+  /**
+   * Starts following the control topic (D35, D71).
+   *
+   * @param beforeControlRead the fault hook (see {@link #start(IngressConfig,
+   *     PrometheusMeterRegistry, Runnable)})
+   */
+  private static InputFollower followControl(
+      IngressConfig config, KafkaProducer<byte[], byte[]> producer, Runnable beforeControlRead) {
+    InputFollower input =
+        InputFollower.start(
+            new InputFollower.Settings(
+                config.kafkaClient().withBootstrap(config.bootstrapServers()),
+                config.controlTopic(),
+                config.topics().webhooks(),
+                config.controlStaleAfter(),
+                ProducerSettings.deliveryTimeout(config.ackTimeout()),
+                config.startupTimeout(),
+                beforeControlRead),
+            producer);
+    return input;
+  }
+
   private static List<WebhookSource> sources(IngressConfig config, Clock clock) {
     List<WebhookSource> sources = new ArrayList<>();
     sources.add(
@@ -267,6 +295,11 @@ public final class IngressApp implements AutoCloseable {
                 .topicPolicy()
                 .apply(
                     ControlTopic.newTopic(config.controlTopic(), config.topicSettings()),
+                    TopicPolicy.Role.OTHER),
+            config
+                .topicPolicy()
+                .apply(
+                    IngressAck.newTopic(config.controlTopic(), config.topicSettings()),
                     TopicPolicy.Role.OTHER));
     int timeoutMs = (int) Math.min(Integer.MAX_VALUE, config.startupTimeout().toMillis());
     Map<String, Object> adminConfig = config.kafkaClient().withBootstrap(config.bootstrapServers());

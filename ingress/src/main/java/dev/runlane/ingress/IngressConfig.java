@@ -45,6 +45,8 @@ import org.slf4j.LoggerFactory;
  * @param topics {@code TOPIC_*}
  * @param topicSettings {@code TOPIC_PARTITIONS}, {@code TOPIC_REPLICATION_FACTOR}
  * @param controlTopic {@code TOPIC_CONTROL}: where the operator tools say which input to write
+ * @param controlStaleAfter {@code INGRESS_CONTROL_STALE_MS}: how old the last read of the control
+ *     topic may be while webhooks are written; older, they are answered 503 (D71)
  * @param kafkaClient {@code KAFKA_CLIENT_*}: security and other settings for every Kafka client
  * @param topicPolicy {@code TOPIC_MIN_INSYNC_REPLICAS}, {@code TOPIC_*_RETENTION_MS}
  */
@@ -68,6 +70,7 @@ public record IngressConfig(
     TopicNames topics,
     TopicSettings topicSettings,
     String controlTopic,
+    Duration controlStaleAfter,
     KafkaClientSettings kafkaClient,
     TopicPolicy topicPolicy) {
 
@@ -125,6 +128,8 @@ public record IngressConfig(
     TopicNames topics = TopicNames.fromEnv(r);
     TopicSettings settings = TopicSettings.fromEnv(r);
     String control = ControlTopic.nameFromEnv(r);
+    // Well below how long a grow waits for an ingress gone silent; several missed reads (D71).
+    Duration staleAfter = r.millis("INGRESS_CONTROL_STALE_MS", 10_000, 2_000, 60_000);
     KafkaClientSettings kafkaClient = KafkaClientSettings.fromEnv(r);
     TopicPolicy topicPolicy = TopicPolicy.fromEnv(r);
     if (port == adminPort) {
@@ -160,6 +165,7 @@ public record IngressConfig(
         topics,
         settings,
         control,
+        staleAfter,
         kafkaClient,
         topicPolicy);
   }
@@ -186,6 +192,7 @@ public record IngressConfig(
         topics,
         topicSettings,
         controlTopic,
+        controlStaleAfter,
         kafkaClient,
         topicPolicy);
   }

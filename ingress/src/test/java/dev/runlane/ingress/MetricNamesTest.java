@@ -21,6 +21,7 @@ class MetricNamesTest {
     IngressMeters meters = new IngressMeters(registry);
     meters.register("sume");
     meters.ackLatency("sume", "webhooks", Duration.ofMillis(3));
+    meters.controlViewAge(() -> Duration.ofMillis(300));
     String scrape = registry.scrape();
     Set<String> named = MetricDocs.named(NAME);
     assertThat(named).contains("runlane_ingress_requests_total");

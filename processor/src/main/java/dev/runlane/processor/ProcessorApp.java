@@ -10,6 +10,7 @@ import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.generation.GenerationFollower;
 import dev.runlane.processor.generation.InputChangedException;
+import dev.runlane.processor.generation.RetiredInputWatch;
 import dev.runlane.processor.runs.RunQueryHandler;
 import dev.runlane.processor.topology.FaultHook;
 import dev.runlane.processor.topology.StoreNames;
@@ -92,6 +93,7 @@ public final class ProcessorApp implements AutoCloseable {
               config.topics().webhooks(),
               config.controlTopic(),
               this.streams,
+              new RetiredInputWatch(kafkaAdmin, registry),
               this::fail,
               () -> fatal != null);
       started.push(

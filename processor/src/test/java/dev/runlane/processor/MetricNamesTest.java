@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.processor.dedup.RedisDedup;
+import dev.runlane.processor.generation.RetiredInputWatch;
 import dev.runlane.processor.topology.ProcessorMetrics;
 import dev.runlane.processor.topology.RedisBudget;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -26,6 +27,7 @@ class MetricNamesTest {
     PrometheusMeterRegistry registry = Metrics.newRegistry("processor");
     new ProcessorMetrics(registry);
     new TransactionAwareClients(RedisBudget.unbounded(), registry);
+    new RetiredInputWatch(null, registry); // registers its gauge; asks the brokers only in check()
     // Constructed for the meters it registers; it never connects (nothing listens on port 1).
     RedisDedup dedup =
         new RedisDedup(

@@ -249,10 +249,11 @@ public final class ToolsMain implements Runnable {
 
     @Option(
         names = "--quiet-seconds",
-        defaultValue = "10",
+        defaultValue = "0",
         description =
-            "How long the old input must receive nothing once the ingress moved (default:"
-                + " ${DEFAULT-VALUE}; above the ingress's ack timeout).")
+            "How long the old input must also receive nothing once every ingress acknowledged"
+                + " the new one (default: ${DEFAULT-VALUE}; only for ingresses that predate the"
+                + " acknowledgements).")
     long quietSeconds;
 
     @Option(

@@ -135,28 +135,50 @@ final class Deployment implements AutoCloseable {
     return this;
   }
 
+  /**
+   * Another ingress of this deployment (the caller closes it), with {@code overrides} on its
+   * environment and a fault hook run before each of its reads of the control topic.
+   */
+  IngressApp startAnotherIngress(Map<String, String> overrides, Runnable beforeControlRead) {
+    Map<String, String> e = new LinkedHashMap<>(env);
+    e.putAll(overrides);
+    return IngressApp.start(
+        IngressConfig.fromEnv(e).withPorts(0, 0),
+        Metrics.newRegistry("ingress"),
+        beforeControlRead);
+  }
+
   int ingressAdminPort() {
     return ingress.adminPort();
   }
 
   URI webhookUri() {
-    return URI.create("http://127.0.0.1:" + ingress.port() + "/webhooks/sume");
+    return webhookUri(ingress);
+  }
+
+  static URI webhookUri(IngressApp app) {
+    return URI.create("http://127.0.0.1:" + app.port() + "/webhooks/sume");
   }
 
   /** Posts one signed Sume event to the ingress, as Sume does, and expects its 200. */
   void post(String runId, String requestId, Instant createdAt) throws Exception {
+    HttpResponse<String> response = send(webhookUri(), runId, requestId, createdAt);
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+  }
+
+  /** Posts one signed Sume event to {@code uri}, as Sume does, and returns the answer. */
+  HttpResponse<String> send(URI uri, String runId, String requestId, Instant createdAt)
+      throws Exception {
     byte[] body = SumeEvents.event(runId, requestId, createdAt).type("run.updated").bytes();
     long ts = Instant.now().getEpochSecond();
-    HttpResponse<String> response =
-        HTTP.send(
-            HttpRequest.newBuilder(webhookUri())
-                .header("Content-Type", "application/json")
-                .header("X-Sume-Timestamp", Long.toString(ts))
-                .header("X-Sume-Signature", SumeSignatureVerifier.sign(secret, ts, body))
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
-    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+    return HTTP.send(
+        HttpRequest.newBuilder(uri)
+            .header("Content-Type", "application/json")
+            .header("X-Sume-Timestamp", Long.toString(ts))
+            .header("X-Sume-Signature", SumeSignatureVerifier.sign(secret, ts, body))
+            .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   /** {@code GET /runs/{id}} of processor 0, which answers or relays to the run's host. */
@@ -218,6 +240,11 @@ final class Deployment implements AutoCloseable {
             config, new RedisDedup(config.redisDedupSettings(), registry), registry, faultHook));
     registries.set(i, registry);
     return this;
+  }
+
+  /** Processor {@code i}'s meters. */
+  PrometheusMeterRegistry processorRegistry(int i) {
+    return registries.get(i);
   }
 
   Deployment startProcessors() {

@@ -2,12 +2,14 @@ package dev.runlane.ingress.http;
 
 import dev.runlane.common.signature.SignatureException;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * The meter names of the ingress, in one place.
@@ -19,7 +21,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *       counted apart from bad signatures;
  *   <li>{@code runlane.ingress.ack.latency{source,topic}}: from {@code send()} to the broker ack
  *       (failures are not recorded here but as {@code outcome=unavailable});
- *   <li>{@code runlane.ingress.in.flight}: requests received and not yet answered.
+ *   <li>{@code runlane.ingress.in.flight}: requests received and not yet answered;
+ *   <li>{@code runlane.ingress.control.view.age}: since the last read of the control topic began
+ *       (webhooks are answered 503 beyond {@code INGRESS_CONTROL_STALE_MS}, D71).
  * </ul>
  */
 public final class IngressMeters {
@@ -27,6 +31,7 @@ public final class IngressMeters {
   public static final String REQUESTS = "runlane.ingress.requests";
   public static final String ACK_LATENCY = "runlane.ingress.ack.latency";
   public static final String IN_FLIGHT = "runlane.ingress.in.flight";
+  public static final String CONTROL_VIEW_AGE = "runlane.ingress.control.view.age";
 
   /** How a webhook request ended, besides the signature failure reasons. */
   public enum Outcome {
@@ -51,6 +56,16 @@ public final class IngressMeters {
 
   public IngressMeters(MeterRegistry registry) {
     this.registry = registry;
+  }
+
+  /** The age of the ingress's view of the control topic, read from {@code age}. */
+  public void controlViewAge(Supplier<Duration> age) {
+    Gauge.builder(CONTROL_VIEW_AGE, age, a -> a.get().toNanos() / 1e9)
+        .baseUnit("seconds")
+        .description(
+            "Since the last read of the control topic began; webhooks are answered 503 beyond"
+                + " INGRESS_CONTROL_STALE_MS")
+        .register(registry);
   }
 
   /**

@@ -2,7 +2,10 @@ package dev.runlane.ingress.publish;
 
 import dev.runlane.common.generation.ControlTopic;
 import dev.runlane.common.generation.Generation;
+import dev.runlane.common.generation.IngressAck;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -10,7 +13,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
-import java.util.function.Supplier;
+import org.apache.kafka.clients.producer.Producer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,8 +23,14 @@ import org.slf4j.LoggerFactory;
  * second, so that a {@code runlane partitions grow} moves every ingress to the new topic without a
  * restart. A switch happens only once the producer has the new topic's metadata, so no request
  * waits for it.
+ *
+ * <p>A grow must know when no write can land in the input it retires any more (D71): the follower
+ * acknowledges each input it writes to, once the writes still in flight to the one before have been
+ * answered ({@link IngressAnnouncer}); and the ingress writes nothing while its last read of the
+ * control topic is older than {@code INGRESS_CONTROL_STALE_MS} (frozen, or cut off from the control
+ * topic's leader), since its input may have been retired meanwhile.
  */
-public final class InputFollower implements Supplier<String>, AutoCloseable {
+public final class InputFollower implements InputLeases, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(InputFollower.class);
 
   static final Duration EVERY = Duration.ofSeconds(1);
@@ -29,39 +38,62 @@ public final class InputFollower implements Supplier<String>, AutoCloseable {
   /** How long a read of the control topic may take before Kafka counts as unreachable. */
   static final Duration READ_WITHIN = Duration.ofSeconds(3);
 
-  /** The most a switch waits for the new topic's metadata; well below the grow's quiet period. */
+  /** The most a switch waits for the new topic's metadata. */
   static final Duration SWITCH_WITHIN = Duration.ofSeconds(2);
 
   private final ControlTopic.Reader control;
+  private final String controlTopic;
   private final String baseInput;
   private final Function<String, Boolean> metadataReady;
+  private final IngressAnnouncer announcer;
+  private final Duration staleAfter;
+  private final Duration goneAfter;
+  private final Runnable beforeRead;
   private final ScheduledExecutorService follower;
-  private volatile String topic;
+  private final List<WriteTarget> draining = new ArrayList<>(); // only the follower thread
+  private volatile WriteTarget current;
+  private volatile long viewedAt; // System.nanoTime() when the last good read began
   private volatile boolean reachable = true;
+  private int generation; // only touched by the follower thread (after start)
   private boolean failing; // only touched by the follower thread
 
-  /**
-   * Reads the control topic once (at most {@code timeout}) and starts following it.
-   *
-   * @param clientSettings Kafka client settings for the control topic's reader
-   * @param metadataReady asks the producer for a topic's metadata; false if not there yet
-   */
-  public static InputFollower start(
+  /** What the follower needs besides the control topic's reader. */
+  public record Settings(
       Map<String, Object> clientSettings,
       String controlTopic,
       String baseInput,
-      Function<String, Boolean> metadataReady,
-      Duration timeout) {
-    ControlTopic.Reader control = new ControlTopic.Reader(clientSettings, controlTopic, baseInput);
+      Duration staleAfter,
+      Duration deliveryTimeout,
+      Duration startTimeout,
+      Runnable beforeRead) {}
+
+  /**
+   * Reads the control topic once (at most {@code startTimeout}) and starts following it.
+   *
+   * @param producer the ingress's producer: its metadata, and the acknowledgements
+   */
+  public static InputFollower start(Settings s, Producer<byte[], byte[]> producer) {
+    ControlTopic.Reader control =
+        new ControlTopic.Reader(s.clientSettings(), s.controlTopic(), s.baseInput());
     InputFollower follower;
     try {
+      long began = System.nanoTime();
+      Optional<Generation> latest = control.latest(s.startTimeout());
       follower =
           new InputFollower(
-              control, baseInput, metadataReady, inputOf(control.latest(timeout), baseInput));
+              control,
+              s,
+              topic -> WebhookPublisher.hasMetadata(producer, topic),
+              new IngressAnnouncer(
+                  producer, s.controlTopic(), s.baseInput(), IngressAnnouncer.thisInstance()),
+              inputOf(latest, s.baseInput()));
+      follower.viewedAt = began;
+      follower.generation = latest.map(Generation::number).orElse(0);
     } catch (RuntimeException e) {
       control.close();
       throw e;
     }
+    follower.follower.execute(follower::announce);
     follower.follower.scheduleWithFixedDelay(
         follower::follow, EVERY.toMillis(), EVERY.toMillis(), TimeUnit.MILLISECONDS);
     return follower;
@@ -69,13 +101,19 @@ public final class InputFollower implements Supplier<String>, AutoCloseable {
 
   private InputFollower(
       ControlTopic.Reader control,
-      String baseInput,
+      Settings s,
       Function<String, Boolean> metadataReady,
+      IngressAnnouncer announcer,
       String topic) {
     this.control = control;
-    this.baseInput = baseInput;
+    this.controlTopic = s.controlTopic();
+    this.baseInput = s.baseInput();
     this.metadataReady = metadataReady;
-    this.topic = topic;
+    this.announcer = announcer;
+    this.staleAfter = s.staleAfter();
+    this.goneAfter = staleAfter.plus(s.deliveryTimeout()).plus(IngressAnnouncer.EVERY);
+    this.beforeRead = s.beforeRead();
+    this.current = new WriteTarget(topic);
     this.follower =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -98,43 +136,88 @@ public final class InputFollower implements Supplier<String>, AutoCloseable {
     return reachable;
   }
 
-  /** The topic to write the next webhook to. */
+  /** The topic the next webhook goes to. */
+  public String topic() {
+    return current.topic();
+  }
+
+  /** How long ago the last good read of the control topic began. */
+  public Duration viewAge() {
+    return Duration.ofNanos(System.nanoTime() - viewedAt);
+  }
+
   @Override
-  public String get() {
-    return topic;
+  public WriteTarget acquire() {
+    Duration age = viewAge();
+    if (age.compareTo(staleAfter) > 0) {
+      throw new ControlViewStale(controlTopic, age, staleAfter);
+    }
+    while (true) {
+      WriteTarget target = current;
+      if (target.tryAcquire()) {
+        return target;
+      }
+    }
   }
 
   private void follow() {
     try {
-      String next = inputOf(control.latest(READ_WITHIN), baseInput);
+      beforeRead.run();
+      long began = System.nanoTime();
+      Optional<Generation> latest = control.latest(READ_WITHIN);
+      String next = inputOf(latest, baseInput);
       failing = false;
       if (!reachable) {
         log.info("Kafka reachable again: ready");
       }
       reachable = true;
-      if (next.equals(topic)) {
-        return;
+      if (!next.equals(current.topic())) {
+        switchTo(next);
       }
-      // Fetch the new topic's metadata before switching, so requests do not wait for it; but
-      // switch within a few seconds whatever happens: a write to the old input after its
-      // generation drained would never be read, where a request that fails now is retried (D35).
-      long deadline = System.nanoTime() + SWITCH_WITHIN.toNanos();
-      while (!metadataReady.apply(next) && System.nanoTime() - deadline < 0) {
-        LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
-      }
-      log.info("writing webhooks to {} from now on (was {})", next, topic);
-      topic = next;
+      generation = latest.map(Generation::number).orElse(0);
+      viewedAt = began;
+      announce();
     } catch (RuntimeException e) {
       if (!failing) {
         log.warn(
             "cannot reach Kafka (the control topic did not answer within {}): not ready until it"
-                + " does: {}",
+                + " does, and webhooks are answered 503 once the last read is {} old: {}",
             READ_WITHIN,
+            staleAfter,
             e.toString());
       }
       failing = true;
       reachable = false;
     }
+  }
+
+  /**
+   * Fetches the new topic's metadata before switching, so requests do not wait for it; but switches
+   * within a few seconds whatever happens. The old target is retired: writes already started there
+   * are waited for before the move is acknowledged (D71).
+   */
+  private void switchTo(String next) {
+    long deadline = System.nanoTime() + SWITCH_WITHIN.toNanos();
+    while (!metadataReady.apply(next) && System.nanoTime() - deadline < 0) {
+      LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
+    }
+    WriteTarget old = current;
+    current = new WriteTarget(next);
+    old.retire();
+    draining.add(old);
+    log.info("writing webhooks to {} from now on (was {})", next, old.topic());
+  }
+
+  private void announce() {
+    draining.removeIf(WriteTarget::drained);
+    announcer.announce(
+        new IngressAck(
+            announcer.instance(),
+            generation,
+            current.topic(),
+            draining.isEmpty(),
+            staleAfter.toMillis(),
+            goneAfter.toMillis()));
   }
 
   @Override
@@ -145,6 +228,7 @@ public final class InputFollower implements Supplier<String>, AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    announcer.withdraw(Duration.ofSeconds(2));
     control.close();
   }
 }

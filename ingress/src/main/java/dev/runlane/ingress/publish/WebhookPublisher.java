@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.Supplier;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -34,16 +33,15 @@ public final class WebhookPublisher implements AutoCloseable {
 
   private final Producer<byte[], byte[]> producer;
   private final TopicNames topics;
-  private final Supplier<String> input;
+  private final InputLeases input;
 
   /** Writes webhooks to {@code topics.webhooks()}. */
   public WebhookPublisher(Producer<byte[], byte[]> producer, TopicNames topics) {
-    this(producer, topics, topics::webhooks);
+    this(producer, topics, InputLeases.fixed(topics.webhooks()));
   }
 
   /** Writes each webhook to the topic {@code input} names at the time (see InputFollower). */
-  public WebhookPublisher(
-      Producer<byte[], byte[]> producer, TopicNames topics, Supplier<String> input) {
+  public WebhookPublisher(Producer<byte[], byte[]> producer, TopicNames topics, InputLeases input) {
     this.producer = producer;
     this.topics = topics;
     this.input = input;
@@ -51,12 +49,19 @@ public final class WebhookPublisher implements AutoCloseable {
 
   /**
    * The webhook record: key = run id, value = the raw body, timestamp = receive time, headers =
-   * request_id, created_at, received_at, source and the signature headers.
+   * request_id, created_at, received_at, source and the signature headers. Fails with {@link
+   * ControlViewStale} when the ingress cannot tell which input is current (D71).
    */
   public CompletionStage<RecordMetadata> publish(Envelope envelope, Inbound inbound) {
+    WriteTarget target;
+    try {
+      target = input.acquire();
+    } catch (ControlViewStale e) {
+      return CompletableFuture.failedStage(e);
+    }
     ProducerRecord<byte[], byte[]> record =
         new ProducerRecord<>(
-            input.get(),
+            target.topic(),
             null,
             inbound.receivedAt().toEpochMilli(),
             envelope.runId().getBytes(StandardCharsets.UTF_8),
@@ -65,7 +70,9 @@ public final class WebhookPublisher implements AutoCloseable {
     RecordHeaders.put(h, RecordHeaders.REQUEST_ID, envelope.requestId());
     RecordHeaders.put(h, RecordHeaders.CREATED_AT, envelope.createdAt().toString());
     putCommon(h, inbound);
-    return send(record);
+    CompletionStage<RecordMetadata> acked = send(record);
+    acked.whenComplete((metadata, error) -> target.release());
+    return acked;
   }
 
   /**
@@ -110,7 +117,9 @@ public final class WebhookPublisher implements AutoCloseable {
    */
   public void awaitMetadata(Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
-    for (String topic : List.of(input.get(), topics.dlq())) {
+    WriteTarget target = input.acquire();
+    target.release();
+    for (String topic : List.of(target.topic(), topics.dlq())) {
       while (true) {
         long attempt = System.nanoTime();
         try {

@@ -54,6 +54,7 @@ public final class GenerationFollower {
   private final String input;
   private final String controlTopic;
   private final Streams streams;
+  private final RetiredInputWatch retired;
   private final Consumer<String> fail;
   private final BooleanSupplier failed;
   private final ScheduledExecutorService executor;
@@ -68,6 +69,7 @@ public final class GenerationFollower {
    * @param input the configured input topic: generation 0's, and the control record's key
    * @param controlTopic the control topic's name, for messages
    * @param streams what runs the generation
+   * @param retired counts what lands in an input a grow retired
    * @param fail stops the processor for good, with the reason
    * @param failed whether it has been stopped for good
    */
@@ -78,6 +80,7 @@ public final class GenerationFollower {
       String input,
       String controlTopic,
       Streams streams,
+      RetiredInputWatch retired,
       Consumer<String> fail,
       BooleanSupplier failed) {
     this.control = control;
@@ -86,6 +89,7 @@ public final class GenerationFollower {
     this.input = input;
     this.controlTopic = controlTopic;
     this.streams = streams;
+    this.retired = retired;
     this.fail = fail;
     this.failed = failed;
     this.executor =
@@ -199,12 +203,24 @@ public final class GenerationFollower {
     }
     InputCheck.verify(admin, target, Duration.ofSeconds(10));
     missingInputChecks = 0;
+    retired.check(target);
     if (now != null && now.applicationId().equals(target.applicationId())) {
       return;
     }
     if (now != null) {
       log.info("switching from generation {} to {}", now.number(), target.describe());
       streams.stop();
+      // A close can take long (a slow commit, a rebalance); the operator tools may have declared
+      // the target stopped meanwhile: the next check then follows what the control topic says
+      // now, instead of joining a generation a replay or grow is preparing from (issue 36).
+      Generation again = readLatest(false).toRun();
+      if (again == null || !again.applicationId().equals(target.applicationId())) {
+        log.info(
+            "the control topic moved on while generation {} closed: not starting {}",
+            now.number(),
+            target.describe());
+        return;
+      }
     }
     streams.start(target);
   }

@@ -6,6 +6,7 @@ import dev.runlane.common.generation.Replay;
 import dev.runlane.processor.dedup.Claim;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.DedupDecision;
+import dev.runlane.processor.dedup.DedupUnavailableException;
 import dev.runlane.processor.dedup.EventKey;
 import dev.runlane.processor.dedup.Order;
 import dev.runlane.processor.dedup.Outcome;
@@ -39,6 +40,9 @@ import org.slf4j.LoggerFactory;
  * events in the store after a failover.
  */
 final class RunEventProcessor implements Processor<String, byte[], String, byte[]> {
+  /** Block mode: how many batches a task keeps parked for Redis before it stops reading. */
+  static final int MAX_PARKED_BATCHES = 100;
+
   private static final Logger log = LoggerFactory.getLogger(RunEventProcessor.class);
 
   private final TopologySettings settings;
@@ -184,6 +188,17 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
     Set<String> waitingRuns = new HashSet<>();
     for (int from = 0; from < events.size(); from += max) {
       if (!decideBatch(events.subList(from, Math.min(events.size(), from + max)), waitingRuns)) {
+        if (events.size() >= MAX_PARKED_BATCHES * max) {
+          // Block mode while Redis stays away: reading on would grow the pending store, the heap
+          // and the next restore without bound. The thread fails instead, as at the block
+          // timeout, and its tasks read again from the last commit once replaced (issue 36).
+          throw new DedupUnavailableException(
+              events.size()
+                  + " events parked waiting for Redis (block mode), the most a task keeps ("
+                  + MAX_PARKED_BATCHES
+                  + " x PROCESSOR_BATCH_SIZE): it stops reading until Redis answers",
+              null);
+        }
         // Block mode, and this transaction's Redis time is spent: the rest stays parked for the
         // next one, which starts when this commits (D42).
         context.commit();

@@ -552,6 +552,21 @@ class DecisionTableIT {
     }
   }
 
+  /** Block mode keeps a bounded pending store while Redis stays away (issue 36). */
+  @Test
+  void blockModeStopsReadingOnceATaskKeepsItsMostParkedEvents() {
+    budget = RedisBudget.perTransaction(Duration.ofNanos(1)); // spent by the first round trip
+    start(EmbeddedRedis.shared().uri(), RedisFailureMode.BLOCK);
+    send("r0", T1);
+    int most = RunEventProcessor.MAX_PARKED_BATCHES; // batch size 1
+    for (int i = 1; i < most; i++) {
+      send("run-" + i, "r" + i, T2);
+    }
+    assertThat(events.readValuesToList()).as("r0 only: the rest parked").hasSize(1);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> send("run-last", "r-last", T2))
+        .hasStackTraceContaining("parked waiting for Redis (block mode)");
+  }
+
   @Nested
   class RedisUnavailable {
     // Nothing listens on port 1: a real, refused connection.

@@ -45,7 +45,8 @@ public final class GrowProcedure {
   /**
    * @param to the new partition count
    * @param dryRun check and print the plan, change nothing
-   * @param quiet how long the old input must receive nothing before it counts as quiet
+   * @param quiet how long the old input must receive nothing after every ingress acknowledged the
+   *     new one (0: no such wait; for ingresses that predate the acknowledgements, D71)
    * @param timeout for each wait
    */
   public record Options(int to, boolean dryRun, Duration quiet, Duration timeout) {}
@@ -72,7 +73,8 @@ public final class GrowProcedure {
   public Result run(Options o) {
     Start start = readGeneration(o);
     if (start.grown()) {
-      return new Result(start.latest(), 0, Duration.ZERO);
+      return new Result(
+          start.latest(), RetiredInput.catchUp(pipeline, steps, start.latest()), Duration.ZERO);
     }
     GrowPlan plan = new GrowCheck(pipeline, steps).plan(start.base(), start.resumed(), o.to());
     if (o.dryRun()) {
@@ -91,9 +93,10 @@ public final class GrowProcedure {
       preparing = stopBase(plan, preparing, o);
     }
     awaitBaseStopped(plan, o);
-    copyLeftovers(plan);
+    InputCopy.Copied copied = copyLeftovers(plan);
     long seeds = seedRunStore(plan, o);
     Generation active = startGeneration(plan, preparing);
+    RetiredInput.markCopied(cluster, plan.base(), copied.upTo());
     Duration pause = awaitProcessing(plan, o, pauseBegan);
     steps.summary(
         "grow to "
@@ -198,14 +201,20 @@ public final class GrowProcedure {
   }
 
   /**
-   * Once the old input is quiet (and, unless repairing, fully decided), the SEEDING record stops
-   * the base generation.
+   * Once every ingress acknowledged the new input (and, unless repairing, the old one is fully
+   * decided), the SEEDING record stops the base generation.
    */
   private Generation stopBase(GrowPlan plan, Generation preparing, Options o) {
     Generation base = plan.base();
-    steps.step("wait until " + base.input() + " receives nothing for " + Steps.format(o.quiet()));
-    awaitQuiet(base.input(), plan.current(), o);
-    steps.done("quiet");
+    steps.step("wait until every ingress writes to " + plan.input() + " and nothing else");
+    try (IngressAcks acks = new IngressAcks(pipeline, steps, clock)) {
+      acks.await(plan.number(), plan.input(), o.timeout());
+    }
+    if (!o.quiet().isZero()) {
+      steps.step("wait until " + base.input() + " receives nothing for " + Steps.format(o.quiet()));
+      awaitQuiet(base.input(), plan.current(), o);
+      steps.done("quiet");
+    }
     if (!plan.repair()) {
       awaitDrained(base, plan.current(), o);
     }
@@ -245,13 +254,16 @@ public final class GrowProcedure {
   }
 
   /** Copies what the base generation did not decide for good into the new input. */
-  private void copyLeftovers(GrowPlan plan) {
+  private InputCopy.Copied copyLeftovers(GrowPlan plan) {
     Generation base = plan.base();
     steps.step(
         "copy what generation " + base.number() + " did not decide for good into " + plan.input());
-    long copied = copyUndecided(base, plan.current(), plan.input(), plan.number());
+    InputCopy.Copied copied = copyUndecided(base, plan.current(), plan.input(), plan.number());
     steps.done(
-        copied + " events copied" + (plan.repair() ? "" : " (0 unless something arrived late)"));
+        copied.records()
+            + " events copied"
+            + (plan.repair() ? "" : " (0 unless something arrived late)"));
+    return copied;
   }
 
   /** Seeds the new generation's run store from the base's run-store changelog. */
@@ -324,7 +336,8 @@ public final class GrowProcedure {
    * hand: they land behind what the ingress wrote since it moved, so one older than an event of its
    * run that arrived meanwhile is listed stale.
    */
-  private long copyUndecided(Generation base, int partitions, String input, int number) {
+  private InputCopy.Copied copyUndecided(
+      Generation base, int partitions, String input, int number) {
     Map<Integer, Long> committed = cluster.committed(base.applicationId(), base.input());
     Map<Integer, List<Long>> parked = undecided(base);
     return InputCopy.tail(

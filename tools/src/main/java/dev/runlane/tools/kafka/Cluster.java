@@ -83,6 +83,16 @@ public final class Cluster implements AutoCloseable {
     return out;
   }
 
+  /**
+   * Sets the group's committed offsets on {@code topic} (the group must have no member): how a grow
+   * marks what it copied out of the input it retired (D71).
+   */
+  public void commit(String group, String topic, Map<Integer, Long> offsets) {
+    Map<TopicPartition, OffsetAndMetadata> at = new HashMap<>();
+    offsets.forEach((p, o) -> at.put(new TopicPartition(topic, p), new OffsetAndMetadata(o)));
+    get(admin.alterConsumerGroupOffsets(group, at).all());
+  }
+
   /** The end offset of each partition: for read_committed, where no open transaction is. */
   public Map<Integer, Long> endOffsets(String topic, int partitions, IsolationLevel isolation) {
     return offsets(topic, partitions, OffsetSpec.latest(), isolation);

@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -28,12 +29,18 @@ public final class InputCopy {
   private InputCopy() {}
 
   /**
+   * @param records how many records were copied
+   * @param upTo the source's end offset each partition was copied up to
+   */
+  public record Copied(long records, Map<Integer, Long> upTo) {}
+
+  /**
    * For each partition of {@code source} in order: the records at {@code extra} offsets below
    * {@code from}, then every record from {@code from} (0 where absent) to the end.
    *
-   * @return the records copied
+   * @return what was copied
    */
-  public static long tail(
+  public static Copied tail(
       Map<String, Object> clientSettings,
       String source,
       int partitions,
@@ -50,6 +57,7 @@ public final class InputCopy {
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     p.put(ProducerConfig.LINGER_MS_CONFIG, 20);
     long copied = 0;
+    Map<Integer, Long> upTo = new TreeMap<>();
     AtomicReference<Exception> failed = new AtomicReference<>();
     try (KafkaConsumer<byte[], byte[]> consumer =
             new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
@@ -62,6 +70,7 @@ public final class InputCopy {
         long first = parked.stream().mapToLong(Long::longValue).min().orElse(start);
         consumer.assign(List.of(tp));
         long end = consumer.endOffsets(List.of(tp), Duration.ofSeconds(30)).get(tp);
+        upTo.put(partition, end);
         consumer.seek(tp, Math.min(first, start));
         while (consumer.position(tp) < end) {
           for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
@@ -87,6 +96,6 @@ public final class InputCopy {
     if (failed.get() != null) {
       throw new KafkaException("copying " + source + " to " + target + " failed", failed.get());
     }
-    return copied;
+    return new Copied(copied, upTo);
   }
 }
