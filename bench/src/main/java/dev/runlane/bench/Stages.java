@@ -8,6 +8,7 @@ import dev.runlane.bench.stage.RebuildStage;
 import dev.runlane.bench.stage.RecoveryStage;
 import dev.runlane.bench.stage.SinkStage;
 import dev.runlane.bench.stage.SoakStage;
+import dev.runlane.bench.stage.TraceStage;
 import dev.runlane.bench.stage.VerifyStage;
 import java.util.Collection;
 import java.util.LinkedHashSet;
@@ -33,6 +34,7 @@ final class Stages {
           new RebuildStage(),
           new GenerationsStage(),
           new SinkStage(),
+          new TraceStage(),
           new SoakStage());
 
   private Stages() {}

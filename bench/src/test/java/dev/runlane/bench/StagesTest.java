@@ -12,12 +12,12 @@ class StagesTest {
     assertThat(Stages.usage())
         .isEqualTo(
             "usage: java -jar runlane-bench.jar [--quick] [--out DIR] [stage...]\n"
-                + "  stages: verification ingress processor e2e recovery rebuild generations sink"
+                + "  stages: verification ingress processor e2e recovery rebuild generations sink trace"
                 + " (default: all); opt-in: soak");
     assertThat(Stages.unknown("nope"))
         .isEqualTo(
             "unknown stage 'nope'; stages: [verification, ingress, processor, e2e, recovery,"
-                + " rebuild, generations, sink], opt-in: [soak]");
+                + " rebuild, generations, sink, trace], opt-in: [soak]");
   }
 
   @Test

@@ -112,6 +112,20 @@ final class UpCommand implements Callable<Integer> {
             + " --run run-1 --type run.started");
     out.println("  curl " + processor + "/runs/run-1");
     out.println();
+    // The operator tools read the services' variables; these are the stack's (D87, D88).
+    String tools =
+        "KAFKA_BOOTSTRAP_SERVERS="
+            + stack.bootstrapServers()
+            + " REDIS_URL="
+            + stack.redisUri()
+            + " DEDUP_KEY_PREFIX="
+            + stack.processor().config().dedupKeyPrefix()
+            + " PROCESSOR_URL="
+            + processor;
+    out.println("what runlane decided for each delivery, and whether every one is accounted for:");
+    out.println("  " + tools + " ./runlane trace --run run-1");
+    out.println("  " + tools + " ./runlane audit");
+    out.println();
     out.println("Ctrl-C stops everything (the broker's data is deleted).");
     out.flush();
   }

@@ -201,6 +201,14 @@ public final class ProcessorApp implements AutoCloseable {
                   })
               .toList(),
           Duration.ofSeconds(30));
+      if (config.decisionLog().enabled()) {
+        // Its own retention, not the policy's: a decision is small, and an incident asks about
+        // deliveries of the past days (D86).
+        TopicEnsurer.ensure(
+            admin,
+            List.of(policy.apply(config.decisionLog().newTopic(s), TopicPolicy.Role.OTHER)),
+            Duration.ofSeconds(30));
+      }
       // Topics that existed are the operator's: say what is weaker than asked, and go on.
       policy
           .weaker(admin, roles, s.replicationFactor(), config.bootstrapServers())

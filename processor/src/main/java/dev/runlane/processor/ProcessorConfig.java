@@ -3,6 +3,7 @@ package dev.runlane.processor;
 import dev.runlane.common.config.ConfigException;
 import dev.runlane.common.config.EnvReader;
 import dev.runlane.common.config.Secret;
+import dev.runlane.common.decision.DecisionLogSettings;
 import dev.runlane.common.kafka.Compression;
 import dev.runlane.common.kafka.KafkaClientSettings;
 import dev.runlane.common.kafka.TopicNames;
@@ -61,7 +62,8 @@ public record ProcessorConfig(
     Optional<Secret> redisPassword,
     TopicPolicy topicPolicy,
     boolean decidedRecord,
-    Optional<Secret> runsToken) {
+    Optional<Secret> runsToken,
+    DecisionLogSettings decisionLog) {
 
   private static final Logger log = LoggerFactory.getLogger(ProcessorConfig.class);
 
@@ -203,7 +205,7 @@ public record ProcessorConfig(
    * stack, benchmarks), where the environment's 1-65535 rule is too strict.
    */
   public ProcessorConfig withPort(int port) {
-    return copy(port, decidedRecord);
+    return copy(port, decidedRecord, decisionLog);
   }
 
   /**
@@ -212,10 +214,21 @@ public record ProcessorConfig(
    * cannot answer may be listed stale although it was applied.
    */
   public ProcessorConfig withoutDecidedRecord() {
-    return copy(port, false);
+    return copy(port, false, decisionLog);
   }
 
-  private ProcessorConfig copy(int port, boolean decidedRecord) {
+  /**
+   * The same settings with the decision log off, for benchmarks that measure what it costs beside
+   * it in the same run (D86); {@code DECISION_LOG=off} is the operator's way.
+   */
+  public ProcessorConfig withoutDecisionLog() {
+    return copy(
+        port,
+        decidedRecord,
+        new DecisionLogSettings(false, decisionLog.topic(), decisionLog.retentionMs()));
+  }
+
+  private ProcessorConfig copy(int port, boolean decidedRecord, DecisionLogSettings decisionLog) {
     return new ProcessorConfig(
         bootstrapServers,
         redisUri,
@@ -252,7 +265,8 @@ public record ProcessorConfig(
         redisPassword,
         topicPolicy,
         decidedRecord,
-        runsToken);
+        runsToken,
+        decisionLog);
   }
 
   public RedisDedupSettings redisDedupSettings() {

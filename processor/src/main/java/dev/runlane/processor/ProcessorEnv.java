@@ -2,6 +2,7 @@ package dev.runlane.processor;
 
 import dev.runlane.common.config.EnvReader;
 import dev.runlane.common.config.Secret;
+import dev.runlane.common.decision.DecisionLogSettings;
 import dev.runlane.common.generation.ControlTopic;
 import dev.runlane.common.kafka.Compression;
 import dev.runlane.common.kafka.KafkaClientSettings;
@@ -30,7 +31,8 @@ final class ProcessorEnv {
     Deduplication dedup = Deduplication.read(r);
     Processing processing = Processing.read(r);
     Access access = Access.read(r);
-    return of(placement, dedup, processing, access);
+    DecisionLogSettings decisionLog = DecisionLogSettings.fromEnv(r, placement.topics());
+    return of(placement, dedup, processing, access, decisionLog);
   }
 
   /** Where the processor connects and listens, where it keeps its state, and its topics. */
@@ -175,7 +177,11 @@ final class ProcessorEnv {
   }
 
   private static ProcessorConfig of(
-      Placement placement, Deduplication dedup, Processing processing, Access access) {
+      Placement placement,
+      Deduplication dedup,
+      Processing processing,
+      Access access,
+      DecisionLogSettings decisionLog) {
     return new ProcessorConfig(
         placement.bootstrapServers(),
         placement.redisUri(),
@@ -212,6 +218,7 @@ final class ProcessorEnv {
         access.redisPassword(),
         access.topicPolicy(),
         true,
-        access.runsToken());
+        access.runsToken(),
+        decisionLog);
   }
 }

@@ -1,8 +1,10 @@
 package dev.runlane.processor;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
+import dev.runlane.common.decision.Decision;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
@@ -12,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.streams.KafkaStreams;
@@ -65,6 +68,20 @@ class PoisonEventIT {
       assertThat(new String(dead.value(), StandardCharsets.UTF_8)).contains("\"poison\"");
       assertThat(events.requestIds()).containsExactlyInAnyOrder("first", "after", "elsewhere");
       assertThat(attempts.get()).isEqualTo(3);
+      // Its one decision, recorded with the dead letter, after the attempts that aborted (D86).
+      try (ProcessorHarness.Reader log = h.new Reader(h.decisions())) {
+        await().atMost(Duration.ofSeconds(30)).until(() -> log.caughtUp());
+        List<Decision> poisoned =
+            log.records.stream()
+                .map(r -> Decision.parse(r.value()))
+                .filter(d -> "poison".equals(d.requestId()))
+                .toList();
+        assertThat(poisoned)
+            .extracting(d -> d.outcome().tag(), Decision::layer, Decision::reason, Decision::output)
+            .containsExactly(tuple("dead-lettered", "attempts", "apply_failed", h.topics.dlq()));
+        assertThat(poisoned.get(0).input())
+            .isEqualTo(h.topics.webhooks() + "/" + dead.partition() + "/1");
+      }
       assertThat(retried(h, "retried")).isEqualTo(3);
       assertThat(retried(h, "dead_lettered")).isEqualTo(1);
 

@@ -106,6 +106,11 @@ final class ProcessorHarness implements AutoCloseable {
     return this;
   }
 
+  /** The decision log's topic of this harness (D86). */
+  String decisions() {
+    return topics.webhooks().replace(".webhooks", ".decisions");
+  }
+
   ProcessorConfig config() {
     Map<String, String> env =
         new LinkedHashMap<>(
@@ -122,6 +127,7 @@ final class ProcessorHarness implements AutoCloseable {
                 Map.entry("TOPIC_EVENTS", topics.events()),
                 Map.entry("TOPIC_STALE", topics.stale()),
                 Map.entry("TOPIC_RUNS", topics.runs()),
+                Map.entry("TOPIC_DECISIONS", decisions()),
                 Map.entry("TOPIC_PARTITIONS", "3"),
                 Map.entry("TOPIC_REPLICATION_FACTOR", "1")));
     env.putAll(overrides);

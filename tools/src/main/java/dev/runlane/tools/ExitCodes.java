@@ -20,6 +20,9 @@ public final class ExitCodes {
    */
   public static final int TIMED_OUT = 4;
 
+  /** {@code audit}: records the ledger does not account for; the output names the first (D88). */
+  public static final int UNACCOUNTED = 5;
+
   /** The text for {@code --help}. */
   public static final String HELP =
       "%nExit codes:%n"
@@ -28,7 +31,8 @@ public final class ExitCodes {
           + "  2  bad command line or setting%n"
           + "  3  refused: it would break a guarantee; nothing changed%n"
           + "  4  a wait timed out; the message says whether to re-run the command (to resume)%n"
-          + "     or only to wait (the new generation is active and goes on by itself)%n";
+          + "     or only to wait (the new generation is active and goes on by itself)%n"
+          + "  5  audit: records unaccounted for (the output names the first)%n";
 
   private ExitCodes() {}
 }

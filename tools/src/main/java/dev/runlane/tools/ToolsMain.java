@@ -11,6 +11,7 @@ import dev.runlane.tools.generation.Pipeline;
 import dev.runlane.tools.generation.ReplayProcedure;
 import dev.runlane.tools.generation.StatusReport;
 import dev.runlane.tools.kafka.Cluster;
+import dev.runlane.tools.ledger.LedgerCommands;
 import dev.runlane.tools.sink.SinkCommands;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -46,7 +47,9 @@ import picocli.CommandLine.Option;
       ToolsMain.ReplayCommand.class,
       ToolsMain.PartitionsCommand.class,
       ToolsMain.DlqCommand.class,
-      ToolsMain.SinkCommand.class
+      ToolsMain.SinkCommand.class,
+      LedgerCommands.Trace.class,
+      LedgerCommands.Audit.class
     })
 public final class ToolsMain implements Runnable {
 
@@ -93,6 +96,8 @@ public final class ToolsMain implements Runnable {
   private static void inject(CommandLine command, Context context) {
     if (command.getCommand() instanceof Base b) {
       b.context = context;
+    } else if (command.getCommand() instanceof LedgerCommands.EnvCommand c) {
+      c.use(context.env(), context.out());
     }
     command.getSubcommands().values().forEach(s -> inject(s, context));
   }

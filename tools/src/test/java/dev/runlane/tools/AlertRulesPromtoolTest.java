@@ -57,7 +57,10 @@ class AlertRulesPromtoolTest {
           Map.entry("runlane_processor_retired_input_unread_records", "0x60"),
           Map.entry("runlane_ingress_control_view_age_seconds{pod=\"runlane-ingress-0\"}", "1x60"),
           Map.entry(
-              "runlane_ingress_control_stale_after_seconds{pod=\"runlane-ingress-0\"}", "10x60"));
+              "runlane_ingress_control_stale_after_seconds{pod=\"runlane-ingress-0\"}", "10x60"),
+          Map.entry("runlane_audit_unaccounted_records", "0x60"),
+          Map.entry("runlane_audit_runs_total{result=\"balanced\"}", "0+1x60"),
+          Map.entry("runlane_audit_runs_total{result=\"failed\"}", "0x60"));
 
   /** Per alert: the series of its trouble (added to, or replacing, the healthy ones). */
   private static final Map<String, Map<String, String>> TROUBLE =
@@ -118,7 +121,15 @@ class AlertRulesPromtoolTest {
               "RunlaneIngressControlViewStale",
               Map.of(
                   "runlane_ingress_control_view_age_seconds{pod=\"runlane-ingress-0\"}",
-                  "0+60x60")));
+                  "0+60x60")),
+          // The ledger does not balance (D89).
+          Map.entry("RunlaneAuditUnaccounted", Map.of("runlane_audit_unaccounted_records", "3x60")),
+          // Every audit of the last half hour failed (D89).
+          Map.entry(
+              "RunlaneAuditFailing",
+              Map.of(
+                  "runlane_audit_runs_total{result=\"balanced\"}", "0x60",
+                  "runlane_audit_runs_total{result=\"failed\"}", "0+1x60")));
 
   /** Labels an alert carries beyond its rule's, from its {@code by} clause. */
   private static final Map<String, Map<String, String>> GROUPED =

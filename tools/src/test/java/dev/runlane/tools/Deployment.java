@@ -96,6 +96,7 @@ final class Deployment implements AutoCloseable {
     env.put("TOPIC_EVENTS", topics.events());
     env.put("TOPIC_STALE", topics.stale());
     env.put("TOPIC_RUNS", topics.runs());
+    env.put("TOPIC_DECISIONS", name + ".decisions");
     env.put("TOPIC_CONTROL", controlTopic);
     env.put("TOPIC_PARTITIONS", Integer.toString(partitions));
     env.put("TOPIC_REPLICATION_FACTOR", "1");
@@ -454,7 +455,12 @@ final class Deployment implements AutoCloseable {
     URI processorUri = URI.create("http://127.0.0.1:" + processors.get(0).adminPort());
     return new PipelineVerifier(
             new PipelineVerifier.Target(
-                infra.bootstrapServers(), now, processorUri, g.applicationId()))
+                infra.bootstrapServers(),
+                now,
+                processorUri,
+                g.applicationId(),
+                null,
+                env.get("TOPIC_DECISIONS")))
         .verify(simulator.ledger(), Duration.ofSeconds(90), reorderWindow);
   }
 

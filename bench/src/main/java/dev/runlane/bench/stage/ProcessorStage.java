@@ -45,6 +45,7 @@ public final class ProcessorStage extends Stage {
   static final String STAGE = "processor";
 
   private static final Map<String, String> WINDOW_1S = Map.of("PROCESSOR_REORDER_WINDOW", "1s");
+  private static final Map<String, String> NO_DECISION_LOG = Map.of("DECISION_LOG", "off");
 
   static final int RUNS = 100_000;
   static final int DUPLICATE_PERCENT = 20;
@@ -113,6 +114,9 @@ public final class ProcessorStage extends Stage {
     // The same as "on" without the tasks' record of decided ids, to measure what it costs (D68).
     Run unrecorded = unrecorded(ctx.bootstrap(), input, "bench-proc-unrecorded", events, redis);
     flushAll(redis);
+    // Without the decision log, around the two runs with it (A B B A, as the record's, D86).
+    Run unlogged = unlogged(ctx, input, "bench-proc-unlogged", events);
+    flushAll(redis);
     long[] before = redisMemory(redis);
     Run on = runOnce(ctx.bootstrap(), input, "bench-proc-on", true, events, redis);
     long[] after = redisMemory(redis);
@@ -122,6 +126,8 @@ public final class ProcessorStage extends Stage {
     // moved its rate by up to 2x here, more than the record costs; the mean of each pair cancels a
     // steady drift (D68).
     Run onAgain = runOnce(ctx.bootstrap(), input, "bench-proc-on-again", true, events, redis);
+    flushAll(redis);
+    Run unloggedAgain = unlogged(ctx, input, "bench-proc-unlogged-again", events);
     flushAll(redis);
     Run unrecordedAgain =
         unrecorded(ctx.bootstrap(), input, "bench-proc-unrecorded-again", events, redis);
@@ -157,6 +163,23 @@ public final class ProcessorStage extends Stage {
                 "events/s")
             .against("same topology without the record", withoutRecord, recordRatio)
             .withTarget(">= 0.9x without the record", recordRatio >= 0.9));
+    double withoutLog = (unlogged.rate() + unloggedAgain.rate()) / 2;
+    double logRatio = recorded / withoutLog;
+    res.add(
+        Row.figure(
+                STAGE,
+                "events/s to committed outputs, Redis dedup, with the decision log (mean of two"
+                    + " runs, A B B A)",
+                recorded,
+                "events/s")
+            .against("same topology, DECISION_LOG=off", withoutLog, logRatio)
+            .withTarget(">= 0.9x without the log", logRatio >= 0.9));
+    res.add(
+        Row.figure(
+            STAGE,
+            "decision log bytes per decision (the Streams producer's, after compression)",
+            on.bytesWritten().getOrDefault(on.appId() + ".decisions", Double.NaN) / on.events(),
+            "B/decision"));
     double windowRatio = window.rate() / on.rate();
     res.add(
         Row.figure(
@@ -193,7 +216,8 @@ public final class ProcessorStage extends Stage {
             "dedup on: %,d keys, used_memory %,d -> %,d B; key = '%s' + 36-char UUID, value ="
                 + " 'done:<task>' (D15), TTL set",
             keys, before[0], after[0], Services.DEDUP_KEY_PREFIX));
-    for (Run r : List.of(off, unrecorded, on, onAgain, unrecordedAgain, window)) {
+    for (Run r :
+        List.of(off, unrecorded, unlogged, on, onAgain, unloggedAgain, unrecordedAgain, window)) {
       res.note(
           STAGE,
           String.format(
@@ -248,6 +272,12 @@ public final class ProcessorStage extends Stage {
       EmbeddedRedis redis)
       throws Exception {
     return runOnce(bootstrap, input, appId, dedupOn, events, redis, Map.of(), false, true);
+  }
+
+  private static Run unlogged(BenchContext ctx, String input, String appId, int events)
+      throws Exception {
+    return runOnce(
+        ctx.bootstrap(), input, appId, true, events, ctx.redis(), NO_DECISION_LOG, false, true);
   }
 
   /** A run with Redis dedup and no record of decided ids (D68). */

@@ -85,6 +85,8 @@ final class Services {
                 Map.entry("TOPIC_EVENTS", topics.events()),
                 Map.entry("TOPIC_STALE", topics.stale()),
                 Map.entry("TOPIC_RUNS", topics.runs()),
+                // Each run's decisions apart, so that its bytes per decision are its own (D86).
+                Map.entry("TOPIC_DECISIONS", appId + ".decisions"),
                 Map.entry("TOPIC_PARTITIONS", Integer.toString(BenchContext.PARTITIONS)),
                 Map.entry("TOPIC_REPLICATION_FACTOR", "1")));
     BenchContext.passThrough(env, PROCESSOR_TUNING);

@@ -1,5 +1,6 @@
 package dev.runlane.local.verify;
 
+import dev.runlane.common.decision.DecisionLogSettings;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.local.simulator.Ledger;
 import java.net.URI;
@@ -36,13 +37,31 @@ public final class PipelineVerifier {
    * @param processorUri the processor's admin base, e.g. {@code http://127.0.0.1:9081}
    * @param applicationId the processor's application id (its consumer group)
    * @param sink the sink's database, or null when the pipeline has none
+   * @param decisions the decision log's topic (D86)
    */
   public record Target(
       String bootstrapServers,
       TopicNames topics,
       URI processorUri,
       String applicationId,
-      SinkTarget sink) {
+      SinkTarget sink,
+      String decisions) {
+
+    /** A pipeline with the default decision log's topic. */
+    public Target(
+        String bootstrapServers,
+        TopicNames topics,
+        URI processorUri,
+        String applicationId,
+        SinkTarget sink) {
+      this(
+          bootstrapServers,
+          topics,
+          processorUri,
+          applicationId,
+          sink,
+          DecisionLogSettings.DEFAULT_TOPIC);
+    }
 
     /** A pipeline without a sink. */
     public Target(
@@ -93,6 +112,11 @@ public final class PipelineVerifier {
         new QueryApiCheck(new QueryApiClient(http, target.processorUri()))
             .check(down.runs(), settleTimeout));
 
+    DecisionLogCounts decisions =
+        DecisionLogCounts.read(
+            target.bootstrapServers(), target.decisions(), ledger.acks(), settleTimeout);
+    checks.add(decisions.everyAckDecided(ledger.acks(), ledger.attempts(), target.decisions()));
+
     DatabaseCheck.Result database = null;
     if (target.sink() != null) {
       database =
@@ -100,6 +124,6 @@ public final class PipelineVerifier {
               .check(down.applied().keySet(), down.runs(), settleTimeout);
       checks.addAll(database.checks());
     }
-    return new Report(checks, ReportCounts.of(ledger, sent, down, metrics, database, downstream));
+    return new Report(checks, ReportCounts.of(ledger, sent, down, decisions, database, downstream));
   }
 }

@@ -19,7 +19,7 @@ final class ReportCounts {
       Ledger ledger,
       SentEvents sent,
       Downstream down,
-      ProcessorMetricsScrape metrics,
+      DecisionLogCounts decisions,
       DatabaseCheck.Result database,
       DownstreamChecks.Result checks) {
     Map<String, Long> counts = new LinkedHashMap<>();
@@ -40,16 +40,22 @@ final class ReportCounts {
     counts.put("injected: slow acks", ledger.slowAcks());
     counts.put("applied (sume.events)", (long) down.applied().size());
     counts.put("stale (sume.events.stale)", (long) down.stale().size());
-    counts.put("held by the reorder window", metrics.count("held"));
+    // The per-layer counts come from the decision log, written with the outputs (D86).
+    counts.put("decisions recorded", decisions.deciding());
+    counts.put("held by the reorder window", decisions.count("held", "window"));
     counts.put("applied again by a reprocess (marked)", down.replayed());
-    counts.put("duplicates caught by redis", metrics.count("duplicate", "redis"));
-    counts.put("duplicates caught by run store", metrics.count("duplicate", "store"));
+    counts.put("duplicates caught by redis", decisions.count("duplicate", "redis"));
+    counts.put("duplicates caught in the batch", decisions.count("duplicate", "batch"));
+    counts.put(
+        "duplicates caught by the record of decided ids", decisions.count("duplicate", "record"));
+    counts.put("duplicates caught by the reorder window", decisions.count("duplicate", "window"));
+    counts.put("duplicates caught by run store", decisions.count("duplicate", "store"));
     if (database != null) {
       counts.put("duplicates caught by the database constraint", database.duplicates());
       counts.put("older states refused by the database", database.refused());
       counts.put("rows in processed_events", database.rows());
     }
-    counts.put("invalid", metrics.count("invalid"));
+    counts.put("invalid", decisions.count("invalid", "intake"));
     counts.put("lost", checks.lost());
     counts.put("applied twice", checks.appliedTwice());
     return counts;

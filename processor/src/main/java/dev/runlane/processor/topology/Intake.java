@@ -82,12 +82,13 @@ final class Intake {
   private void toDeadLetters(
       Record<String, byte[]> record, long offset, String reason, String detail) {
     String requestId = RecordHeaders.get(record.headers(), RecordHeaders.REQUEST_ID);
-    if (outputs.deadLetter(
-        record, requestId, ranges.of(offset, record.headers()), reason, detail)) {
+    Replay.Range range = ranges.of(offset, record.headers());
+    if (outputs.deadLetter(record, requestId, range, reason, detail)) {
       metrics.invalid();
     } else {
       metrics.replayed(false);
     }
+    outputs.decisions().deadLettered(offset, record, requestId, range, true, reason);
   }
 
   /**
@@ -97,6 +98,15 @@ final class Intake {
    */
   private void tooLarge(Record<String, byte[]> record, RecordMetadata metadata) {
     Replay.Range range = ranges.of(metadata.offset(), record.headers());
+    outputs
+        .decisions()
+        .deadLettered(
+            metadata.offset(),
+            record,
+            RecordHeaders.get(record.headers(), RecordHeaders.REQUEST_ID),
+            range,
+            true,
+            "too_large");
     if (!range.emits()) {
       metrics.replayed(false);
       return;

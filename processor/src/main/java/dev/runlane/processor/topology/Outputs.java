@@ -16,8 +16,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The one writer of a task's outputs (design.md §7.1): an applied event and its run's new state, a
- * stale event, a dead letter. Each output carries the replay's id when a reprocess emits it again,
- * and a record of a range that an earlier generation emitted is written nowhere (D35).
+ * stale event, a dead letter, and through its {@link DecisionLog} the decision that wrote them.
+ * Each output carries the replay's id when a reprocess emits it again, and a record of a range that
+ * an earlier generation emitted is written nowhere (D35).
  */
 final class Outputs {
   /** The processor's log lines keep its logger name, which log settings and filters know. */
@@ -26,6 +27,7 @@ final class Outputs {
   private final ProcessorContext<String, byte[]> context;
   private final TopologySettings settings;
   private final ProcessorMetrics metrics;
+  private final DecisionLog decisions;
 
   Outputs(
       ProcessorContext<String, byte[]> context,
@@ -34,6 +36,12 @@ final class Outputs {
     this.context = context;
     this.settings = settings;
     this.metrics = metrics;
+    this.decisions = new DecisionLog(context, settings);
+  }
+
+  /** Where each decision is recorded, in the transaction of these outputs (D86). */
+  DecisionLog decisions() {
+    return decisions;
   }
 
   /** An event applied to its run: the event to {@code sume.events}, {@code runState} to runs. */

@@ -20,6 +20,7 @@ public final class ProcessorTopology {
   static final String STALE_SINK = "stale-sink";
   static final String RUNS_SINK = "runs-sink";
   static final String DLQ_SINK = "dlq-sink";
+  static final String DECISIONS_SINK = "decisions-sink";
 
   /**
    * Tombstones of decided pending events are replayed on restore until compaction drops them: keep
@@ -98,6 +99,10 @@ public final class ProcessorTopology {
     addSink(topology, STALE_SINK, topics.stale());
     addSink(topology, RUNS_SINK, topics.runs());
     addSink(topology, DLQ_SINK, topics.dlq());
+    if (settings.logsDecisions()) {
+      // Off, there is no sink at all: the log then costs nothing (D86).
+      addSink(topology, DECISIONS_SINK, settings.decisionsTopic());
+    }
     return topology;
   }
 

@@ -1,7 +1,6 @@
 package dev.runlane.processor.topology;
 
 import dev.runlane.processor.dedup.Outcome;
-import dev.runlane.processor.runs.RunState;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -262,8 +261,7 @@ final class ReorderWindow {
       if (!early) {
         metrics.releasedAfter(event.timestamp() + windowMs, now);
       }
-      RunState.Head current = runs.head(event.runId());
-      runs.apply(event, current, ranges.of(h.offset(), event.headers()));
+      runs.applyReleased(h.offset(), event, ranges.of(h.offset(), event.headers()));
     }
     metrics.outcome(Outcome.APPLY, events.size());
     metrics.released(early, events.size());

@@ -268,15 +268,14 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       Order order = RunState.order(current, event.createdAt(), event.requestId());
       Recorded recorded =
           DedupDecision.readsRecord(claim, order) ? decided.find(event) : Recorded.UNKNOWN;
-      Outcome outcome = DedupDecision.decide(claim, order, recorded);
-      if (outcome == Outcome.WAIT) {
+      Outcome table = DedupDecision.decide(claim, order, recorded);
+      if (table == Outcome.WAIT) {
         waitingRuns.add(event.runId());
         return;
       }
-      if (window != null) {
-        outcome = window.hold(offset, event, outcome);
-      }
+      Outcome outcome = window == null ? table : window.hold(offset, event, table);
       act(event, current, outcome, range);
+      outputs.decisions().decided(offset, event, claim, recorded, table, outcome, range);
       decided.remember(event, claim, outcome);
       parked.unpark(offset, event);
       batch.decided(event, claim, outcome);
@@ -345,6 +344,7 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
       range = Replay.Range.LIVE;
     }
     outputs.deadLetter(event, range, "apply_failed", detail);
+    outputs.decisions().deadLettered(offset, event, range, "apply_failed");
     parked.unpark(offset, event);
     failures.settled(owner, offset);
   }

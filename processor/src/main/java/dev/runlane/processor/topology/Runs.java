@@ -56,6 +56,15 @@ final class Runs {
     outputs.applied(event, json, range);
   }
 
+  /**
+   * Applies a held event at input {@code offset} as its reorder window passed (D46), and records
+   * the release (D86).
+   */
+  void applyReleased(long offset, PendingEvent event, Replay.Range range) {
+    apply(event, head(event.runId()), range);
+    outputs.decisions().released(offset, event, range);
+  }
+
   /** Whether the task's run store holds any run. */
   boolean any() {
     try (KeyValueIterator<String, byte[]> all = store.all()) {

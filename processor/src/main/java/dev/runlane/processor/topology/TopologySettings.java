@@ -16,6 +16,8 @@ import java.time.Duration;
  * @param reorderWindow how long an event is held to be applied in order with those that arrive
  *     after it; zero holds nothing (D46)
  * @param maxHeld the most events a task holds; past it, the earliest-arrived are released early
+ * @param decisionsTopic where each decision is recorded, or null with the decision log off (D86)
+ * @param generation the generation's number, which each decision names
  */
 public record TopologySettings(
     TopicNames topics,
@@ -28,13 +30,44 @@ public record TopologySettings(
     Replay replay,
     Duration reorderWindow,
     int maxHeld,
-    Duration decidedHorizon) {
+    Duration decidedHorizon,
+    String decisionsTopic,
+    int generation) {
 
   /**
    * How long a task's record of decided ids keeps an id when the settings do not say: the default
    * {@code DEDUP_DONE_TTL_SECONDS}, the horizon of Redis's done markers (D68).
    */
   public static final Duration DEFAULT_DECIDED_HORIZON = Duration.ofDays(1);
+
+  /** Settings without a decision log, of generation 0: most of the topology's own tests. */
+  public TopologySettings(
+      TopicNames topics,
+      int batchSize,
+      Duration batchInterval,
+      RedisFailureMode redisFailureMode,
+      Duration redisBlockTimeout,
+      int maxBodyBytes,
+      String ownerPrefix,
+      Replay replay,
+      Duration reorderWindow,
+      int maxHeld,
+      Duration decidedHorizon) {
+    this(
+        topics,
+        batchSize,
+        batchInterval,
+        redisFailureMode,
+        redisBlockTimeout,
+        maxBodyBytes,
+        ownerPrefix,
+        replay,
+        reorderWindow,
+        maxHeld,
+        decidedHorizon,
+        null,
+        0);
+  }
 
   /** Generation 0's settings: no owner prefix, no replay. */
   public TopologySettings(
@@ -76,7 +109,14 @@ public record TopologySettings(
         generation.replay(),
         config.reorderWindow(),
         config.reorderMaxHeld(),
-        config.decidedRecord() ? config.doneTtl() : Duration.ZERO);
+        config.decidedRecord() ? config.doneTtl() : Duration.ZERO,
+        config.decisionLog().enabled() ? config.decisionLog().topic() : null,
+        generation.number());
+  }
+
+  /** Whether each decision is recorded in the decision log (D86). */
+  boolean logsDecisions() {
+    return decisionsTopic != null;
   }
 
   /** Whether tasks keep a record of decided ids (D68); only benchmarks measure without it. */

@@ -1,0 +1,234 @@
+package dev.runlane.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.runlane.common.decision.DecisionLogSettings;
+import dev.runlane.common.kafka.RecordHeaders;
+import dev.runlane.common.metrics.Metrics;
+import dev.runlane.embedded.Infra;
+import dev.runlane.embedded.RealInfra;
+import dev.runlane.tools.generation.Pipeline;
+import dev.runlane.tools.ledger.AuditWatch;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.Utils;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
+
+/**
+ * The decision log, {@code trace} and {@code audit} on the real broker and Redis (D86-D88): a
+ * retry, concurrent copies, an event out of order, a reused id and a record that is no envelope
+ * each leave one decision that {@code trace} shows field by field, and {@code audit} balances;
+ * records taken out of the events topic make it fail, naming them, and the continuous check's
+ * {@code runlane_audit_unaccounted_records} rise (D89).
+ */
+@RealInfra
+class DecisionLedgerIT {
+  private static final Instant T0 = Instant.parse("2026-12-01T10:00:00Z");
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final int PARTITIONS = 3;
+
+  @Test
+  void traceShowsEveryDeliveryAndDecisionAndAuditBalancesUntilARecordIsLost(Infra infra)
+      throws Exception {
+    try (Deployment d =
+        new Deployment(infra, "ledger", PARTITIONS, 1).startIngress().startProcessors()) {
+      d.with("PROCESSOR_URL", "http://127.0.0.1:" + d.processor(0).adminPort());
+      String decisions = d.env().get("TOPIC_DECISIONS");
+      String a = "run-a";
+      String b = "run-b";
+      d.post(a, "a1", T0.plusSeconds(1));
+      awaitDecisions(infra, decisions, 1);
+      // The retry comes once the first copy's done marker is in Redis: Redis decides it.
+      try (Jedis jedis = new Jedis(infra.redisUri())) {
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .dontCatchUncaughtExceptions()
+            .until(() -> String.valueOf(jedis.get(d.keyPrefix() + "a1")).startsWith("done:"));
+      }
+      d.post(a, "a1", T0.plusSeconds(1));
+      // Two copies at once.
+      CompletableFuture<Void> copy = CompletableFuture.runAsync(() -> post(d, a, "a2", 2));
+      post(d, a, "a2", 2);
+      copy.get(30, TimeUnit.SECONDS);
+      d.post(a, "a3", T0.plusSeconds(3));
+      awaitDecisions(infra, decisions, 5);
+      d.post(a, "a0", T0.plusMillis(500)); // older than a3: stale
+      d.post(b, "a1", T0.plusSeconds(1)); // a1 on another run: reused
+      notAnEnvelope(infra, d, a);
+      awaitDecisions(infra, decisions, 8);
+
+      JsonNode trace = json(d.tool("trace", "--run", a, "--json"));
+      List<String> story = new ArrayList<>();
+      trace
+          .get("decisions")
+          .forEach(n -> story.add(text(n, "request_id") + " " + text(n, "outcome")));
+      assertThat(story)
+          .containsExactly(
+              "a1 applied",
+              "a1 duplicate",
+              "a2 applied",
+              "a2 duplicate",
+              "a3 applied",
+              "a0 stale",
+              "bad invalid");
+      JsonNode first = trace.get("decisions").get(0);
+      int partition = Utils.toPositive(Utils.murmur2(a.getBytes(StandardCharsets.UTF_8))) % 3;
+      assertThat(text(first, "run_id")).isEqualTo(a);
+      assertThat(text(first, "input_topic")).isEqualTo(d.topics.webhooks());
+      assertThat(first.get("input_partition").asInt()).isEqualTo(partition);
+      assertThat(first.get("generation").asInt()).isZero();
+      assertThat(first.has("replay")).isFalse();
+      assertThat(text(first, "layer")).isEqualTo("store");
+      assertThat(text(first, "output")).isEqualTo(d.topics.events());
+      assertThat(first.get("received_at").asLong())
+          .isPositive()
+          .isLessThanOrEqualTo(first.get("decided_at").asLong());
+      JsonNode[] all = new JsonNode[7];
+      for (int i = 0; i < 7; i++) {
+        all[i] = trace.get("decisions").get(i);
+      }
+      assertThat(text(all[1], "layer")).isEqualTo("redis");
+      assertThat(all[1].has("output")).isFalse();
+      assertThat(text(all[3], "layer")).isIn("batch", "redis", "record");
+      assertThat(text(all[5], "layer")).isEqualTo("store");
+      assertThat(text(all[5], "output")).isEqualTo(d.topics.stale());
+      assertThat(text(all[6], "layer")).isEqualTo("intake");
+      assertThat(text(all[6], "reason")).isEqualTo("not_json");
+      assertThat(text(all[6], "output")).isEqualTo(d.topics.dlq());
+      assertThat(all[6].has("received_at")).isTrue();
+      assertThat(trace.get("undecided")).isEmpty();
+      assertThat(trace.get("runs_now").get(a).get("status").asInt()).isEqualTo(200);
+      assertThat(text(trace.get("runs_now").get(a), "body")).contains("\"a3\"");
+      assertThat(text(trace.get("redis_markers_now"), "a1")).startsWith("done:");
+      // Each input record once: the offsets of the deliveries sent, all different.
+      assertThat(
+              trace.get("decisions").findValues("input_offset").stream()
+                  .map(JsonNode::asLong)
+                  .distinct())
+          .hasSize(7);
+
+      Deployment.ToolRun byId = d.tool("trace", "--request-id", "a1");
+      assertThat(byId.code()).as(byId.err()).isZero();
+      assertThat(byId.out())
+          .contains("searching every partition of " + decisions)
+          .contains("3 decisions")
+          .contains("request_id=a1 applied by store, wrote to " + d.topics.events())
+          .contains("request_id=a1 duplicate by redis, wrote nothing")
+          .contains("request_id=a1 reused by redis (request_id_reused)")
+          .contains("redis marker of a1 now: done:");
+
+      Deployment.ToolRun later =
+          d.tool("trace", "--run", a, "--since", Instant.now().plusSeconds(3600).toString());
+      assertThat(later.out())
+          .contains("from " + "20")
+          .contains("trace of run " + a + ": 0 decisions");
+
+      Deployment.ToolRun audit = d.tool("audit");
+      assertThat(audit.code()).as(audit.out() + audit.err()).isZero();
+      assertThat(audit.out()).contains("balanced: 8 input records");
+      PrometheusMeterRegistry registry = Metrics.newRegistry("audit");
+      try (Pipeline pipeline = new Pipeline(ToolsConfig.fromEnv(d.env()))) {
+        AuditWatch watch =
+            new AuditWatch(
+                pipeline, new DecisionLogSettings(true, decisions, -1), registry, System.out);
+        watch.auditOnce();
+        assertThat(registry.get(AuditWatch.UNACCOUNTED).gauge().value()).isZero();
+        assertThat(registry.get(AuditWatch.CHECKED).gauge().value()).isEqualTo(8);
+        loseRunEvents(infra, d, partition);
+        watch.auditOnce();
+        assertThat(registry.scrape())
+            .contains("runlane_audit_unaccounted_records{service=\"audit\"} 3.0");
+      }
+
+      Deployment.ToolRun lost = d.tool("audit");
+      assertThat(lost.code()).as(lost.out()).isEqualTo(ExitCodes.UNACCOUNTED);
+      assertThat(lost.out())
+          .contains("UNACCOUNTED: 3 records")
+          .contains(
+              d.topics.webhooks()
+                  + "/"
+                  + partition
+                  + "/"
+                  + first.get("input_offset").asLong()
+                  + " run_id="
+                  + a
+                  + " request_id=a1: applied, and its record is not in "
+                  + d.topics.events());
+    }
+  }
+
+  /** A loss: the records of run a's partition taken out of the events topic. */
+  private static void loseRunEvents(Infra infra, Deployment d, int partition) throws Exception {
+    try (Admin admin =
+        Admin.create(
+            Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, infra.bootstrapServers()))) {
+      // The events topic has the input's partition count, so the run's events are in this one.
+      TopicPartition tp = new TopicPartition(d.topics.events(), partition);
+      long end =
+          admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get().offset();
+      admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(end))).all().get();
+    }
+  }
+
+  private static void post(Deployment d, String run, String requestId, int second) {
+    try {
+      d.post(run, requestId, T0.plusSeconds(second));
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** A record that is no envelope, straight into the input, as a broken producer would write. */
+  private static void notAnEnvelope(Infra infra, Deployment d, String run) throws Exception {
+    try (KafkaProducer<String, byte[]> p =
+        new KafkaProducer<>(
+            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, infra.bootstrapServers()),
+            new StringSerializer(),
+            new ByteArraySerializer())) {
+      ProducerRecord<String, byte[]> r =
+          new ProducerRecord<>(
+              d.topics.webhooks(), run, "{not json".getBytes(StandardCharsets.UTF_8));
+      RecordHeaders.put(r.headers(), RecordHeaders.REQUEST_ID, "bad");
+      RecordHeaders.put(
+          r.headers(), RecordHeaders.RECEIVED_AT, Long.toString(System.currentTimeMillis()));
+      p.send(r).get(30, TimeUnit.SECONDS);
+    }
+  }
+
+  private static void awaitDecisions(Infra infra, String topic, int n) {
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .dontCatchUncaughtExceptions()
+        .until(() -> Topics.readAll(infra.bootstrapServers(), topic).size() >= n);
+  }
+
+  private static JsonNode json(Deployment.ToolRun run) throws Exception {
+    assertThat(run.code()).as(run.err()).isZero();
+    return JSON.readTree(run.out());
+  }
+
+  private static String text(JsonNode node, String field) {
+    return node.get(field).asText();
+  }
+}
