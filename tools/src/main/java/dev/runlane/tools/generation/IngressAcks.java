@@ -80,8 +80,7 @@ final class IngressAcks implements AutoCloseable {
       steps.done(
           "no ingress acknowledges its input in "
               + topic
-              + " (none runs, or they predate it: `--quiet-seconds` waits for a quiet input"
-              + " instead)");
+              + " (none runs, or they predate it): the old input must be quiet instead");
       return 0;
     }
     consumer.assign(List.of(partition));
