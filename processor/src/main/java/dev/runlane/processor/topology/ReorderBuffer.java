@@ -60,6 +60,7 @@ final class ReorderBuffer {
 
   private final KeyValueStore<Long, PendingEvent> store;
   private final NavigableSet<Entry> byArrival = new TreeSet<>(BY_ARRIVAL);
+  private final NavigableSet<Long> offsets = new TreeSet<>();
   private final Map<String, NavigableSet<Entry>> byRun = new HashMap<>();
   private final Set<Id> heldIds = new HashSet<>();
 
@@ -123,6 +124,11 @@ final class ReorderBuffer {
    * event of its run that is older in (created_at, request_id), oldest first; nothing if none is
    * accepted.
    */
+  /** Whether any held event was read at an offset below {@code offset}. */
+  boolean holdsBelow(long offset) {
+    return !offsets.isEmpty() && offsets.first() < offset;
+  }
+
   List<Held> releaseRunThrough(String runId, Predicate<Held> which) {
     NavigableSet<Entry> run = byRun.get(runId);
     if (run == null) {
@@ -177,12 +183,14 @@ final class ReorderBuffer {
   private void index(long offset, PendingEvent event) {
     Entry entry = new Entry(offset, event);
     byArrival.add(entry);
+    offsets.add(offset);
     byRun.computeIfAbsent(event.runId(), r -> new TreeSet<>(BY_ORDER)).add(entry);
     heldIds.add(Id.of(event));
   }
 
   private void unindex(Entry entry) {
     byArrival.remove(entry);
+    offsets.remove(entry.offset());
     NavigableSet<Entry> run = byRun.get(entry.event().runId());
     run.remove(entry);
     if (run.isEmpty()) {

@@ -157,6 +157,9 @@ final class ReorderWindow {
    * head of that moment, which the records' times give again (D90).
    */
   void releaseEmittedBefore(String runId) {
+    if (!held.holdsBelow(ranges.emittedBelow())) {
+      return; // nothing held that an earlier generation emitted: no scan per decision
+    }
     List<ReorderBuffer.Held> emitted =
         held.releaseRunThrough(runId, h -> ranges.emittedBefore(h.offset(), h.event().headers()));
     if (!emitted.isEmpty()) {

@@ -39,6 +39,15 @@ final class ReplayRanges {
   }
 
   /**
+   * The first offset of this task's partition no earlier generation emitted: below it a record may
+   * have been emitted before; 0 without a replay.
+   */
+  long emittedBelow() {
+    Replay replay = settings.replay();
+    return replay == null ? 0 : replay.liveFrom().getOrDefault(partition, 0L);
+  }
+
+  /**
    * Whether an earlier generation emitted what it decided from the record at {@code offset}: this
    * one re-derives it silently or emits it again marked.
    */

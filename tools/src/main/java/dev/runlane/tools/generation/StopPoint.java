@@ -6,8 +6,10 @@ import dev.runlane.common.generation.StateTopics;
 import dev.runlane.tools.kafka.Changelogs;
 import dev.runlane.tools.kafka.Cluster;
 import java.time.Instant;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
@@ -71,11 +73,16 @@ final class StopPoint {
       long live = liveFrom.get(p);
       TreeSet<Long> undecided = new TreeSet<>();
       TreeSet<Long> heldHere = new TreeSet<>();
+      // Held by this generation's window, or by an earlier one's and parked here since (D90).
+      Set<Long> heldBy = new HashSet<>(heldNow.getOrDefault(p, List.of()));
+      if (before != null) {
+        heldBy.addAll(before.held().getOrDefault(p, List.of()));
+      }
       for (long o : pending.getOrDefault(p, List.of())) {
         if (o < live && (before == null || !before.emittedBefore(p, o))) {
           undecided.add(o); // parked by the stopped generation, emitted by none before it
-          if (heldNow.getOrDefault(p, List.of()).contains(o)) {
-            heldHere.add(o); // decided by it, against the head of that moment (D90)
+          if (heldBy.contains(o)) {
+            heldHere.add(o); // decided against the head of that moment (D90)
           }
         }
       }
@@ -83,7 +90,7 @@ final class StopPoint {
         for (long o : before.parked().getOrDefault(p, List.of())) {
           if (o >= reached && o < live) {
             undecided.add(o); // undecided before it, and it did not get that far
-            if (before.held().getOrDefault(p, List.of()).contains(o)) {
+            if (heldBy.contains(o)) {
               heldHere.add(o);
             }
           }
