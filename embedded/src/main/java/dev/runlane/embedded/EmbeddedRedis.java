@@ -177,6 +177,29 @@ public final class EmbeddedRedis implements AutoCloseable {
     awaitPing(host, port);
   }
 
+  /**
+   * Kills an owned server with SIGKILL, as a crash would: no shutdown, nothing flushed, its
+   * clients' connections reset. Returns once it no longer answers.
+   */
+  public synchronized void kill() {
+    requireOwnedAndPrivate("kill");
+    String info = Resp.text(host, port, "INFO", "server");
+    long pid =
+        info.lines()
+            .filter(l -> l.startsWith("process_id:"))
+            .mapToLong(l -> Long.parseLong(l.substring("process_id:".length()).trim()))
+            .findFirst()
+            .orElseThrow(() -> new IllegalStateException("no process_id in INFO of port " + port));
+    ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+    long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+    while (answersPing(host, port, Duration.ofMillis(200))) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("redis-server on port " + port + " survived SIGKILL");
+      }
+      LockSupport.parkNanos(PING_RETRY_PAUSE.toNanos());
+    }
+  }
+
   /** Stops an owned, non-shared server; no-op for servers we were given or the shared one. */
   @Override
   public synchronized void close() {

@@ -1,0 +1,157 @@
+package dev.runlane.processor.dedup;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.function.Function;
+import java.util.function.Predicate;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Pipeline;
+import redis.clients.jedis.Response;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisException;
+
+/**
+ * One round trip to every node a batch's keys live on: one pipeline per node, the nodes answered in
+ * parallel, so a batch costs one round trip per node rather than one per key (D82). A node that
+ * cannot be reached, or fails mid-answer, fails only the commands sent to it; a node that is
+ * backing off is not asked at all.
+ *
+ * <p>Used by one thread, for one call.
+ */
+final class NodeRound implements AutoCloseable {
+  private final RedisNodes nodes;
+  private final Predicate<HostAndPort> skip;
+  private final Executor executor;
+  private final Map<HostAndPort, Pipeline> pipelines = new LinkedHashMap<>();
+  private final Map<HostAndPort, Connection> connections = new LinkedHashMap<>();
+  private final Map<HostAndPort, JedisException> failed = new ConcurrentHashMap<>();
+  private final Set<HostAndPort> asked = new HashSet<>();
+
+  /** A command's answer, once the round is synced. */
+  static final class Reply<T> {
+    private final NodeRound round;
+    private final HostAndPort node;
+    private final Response<T> response;
+
+    private Reply(NodeRound round, HostAndPort node, Response<T> response) {
+      this.round = round;
+      this.node = node;
+      this.response = response;
+    }
+
+    /** The node the key lives on (null if no node served its slot). */
+    HostAndPort node() {
+      return node;
+    }
+
+    /**
+     * The answer.
+     *
+     * @throws JedisException if the node did not answer, or answered this command with an error (a
+     *     redirection, READONLY after a failover, OOM)
+     */
+    T get() {
+      JedisException e = node == null ? null : round.failed.get(node);
+      if (node == null || response == null || e != null) {
+        throw new JedisConnectionException(
+            "redis node " + node + " not asked or did not answer", e);
+      }
+      return response.get();
+    }
+  }
+
+  NodeRound(RedisNodes nodes, Predicate<HostAndPort> skip, Executor executor) {
+    this.nodes = nodes;
+    this.skip = skip;
+    this.executor = executor;
+  }
+
+  /** Queues {@code command} on the pipeline of the node that holds {@code key}. */
+  <T> Reply<T> add(String key, Function<Pipeline, Response<T>> command) {
+    HostAndPort node = nodes.nodeOf(key);
+    if (node == null || failed.containsKey(node)) {
+      return new Reply<>(this, node, null);
+    }
+    if (!asked.contains(node) && skip.test(node)) {
+      failed.put(node, new JedisConnectionException("backing off"));
+      return new Reply<>(this, node, null);
+    }
+    asked.add(node);
+    try {
+      Pipeline pipeline = pipelines.get(node);
+      if (pipeline == null) {
+        Connection connection = nodes.connection(node);
+        connections.put(node, connection);
+        pipeline = new Pipeline(connection, false);
+        pipelines.put(node, pipeline);
+      }
+      return new Reply<>(this, node, command.apply(pipeline));
+    } catch (JedisException e) {
+      failed.put(node, e);
+      return new Reply<>(this, node, null);
+    }
+  }
+
+  /** Sends every node its commands and reads the answers, the nodes in parallel. */
+  void sync() {
+    List<HostAndPort> toSync = new ArrayList<>();
+    pipelines.keySet().stream().filter(n -> !failed.containsKey(n)).forEach(toSync::add);
+    if (toSync.size() == 1) {
+      syncOne(toSync.get(0));
+      return;
+    }
+    List<CompletableFuture<Void>> others = new ArrayList<>();
+    for (HostAndPort node : toSync.subList(Math.min(1, toSync.size()), toSync.size())) {
+      others.add(CompletableFuture.runAsync(() -> syncOne(node), executor));
+    }
+    if (!toSync.isEmpty()) {
+      syncOne(toSync.get(0));
+    }
+    for (CompletableFuture<Void> f : others) {
+      try {
+        f.get();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new JedisConnectionException("interrupted waiting for redis", e);
+      } catch (ExecutionException e) {
+        throw new IllegalStateException("a redis node's sync failed unexpectedly", e.getCause());
+      }
+    }
+  }
+
+  private void syncOne(HostAndPort node) {
+    try {
+      pipelines.get(node).sync();
+    } catch (JedisException e) {
+      failed.put(node, e);
+    }
+  }
+
+  /** The nodes this round needed, asked or not. */
+  Set<HostAndPort> needed() {
+    Set<HostAndPort> all = new HashSet<>(asked);
+    all.addAll(failed.keySet());
+    all.remove(null);
+    return all;
+  }
+
+  /** The nodes that were not asked or did not answer, with why. */
+  Map<HostAndPort, JedisException> failed() {
+    return failed;
+  }
+
+  /** Gives the connections back; a broken one is dropped by its pool. */
+  @Override
+  public void close() {
+    connections.values().forEach(Connection::close);
+  }
+}
