@@ -1,6 +1,7 @@
 package dev.runlane.processor.dedup;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -35,6 +36,7 @@ final class NodeRound implements AutoCloseable {
   private final Map<HostAndPort, Connection> connections = new LinkedHashMap<>();
   private final Map<HostAndPort, JedisException> failed = new ConcurrentHashMap<>();
   private final Set<HostAndPort> asked = new HashSet<>();
+  private final Set<HostAndPort> skipped = new HashSet<>();
 
   /** A command's answer, once the round is synced. */
   static final class Reply<T> {
@@ -83,6 +85,7 @@ final class NodeRound implements AutoCloseable {
     }
     if (!asked.contains(node) && skip.test(node)) {
       failed.put(node, new JedisConnectionException("backing off"));
+      skipped.add(node);
       return new Reply<>(this, node, null);
     }
     asked.add(node);
@@ -136,17 +139,18 @@ final class NodeRound implements AutoCloseable {
     }
   }
 
-  /** The nodes this round needed, asked or not. */
-  Set<HostAndPort> needed() {
-    Set<HostAndPort> all = new HashSet<>(asked);
-    all.addAll(failed.keySet());
-    all.remove(null);
-    return all;
+  /** The nodes that were asked and answered. */
+  Set<HostAndPort> answered() {
+    Set<HostAndPort> answered = new HashSet<>(asked);
+    answered.removeAll(failed.keySet());
+    return answered;
   }
 
-  /** The nodes that were not asked or did not answer, with why. */
+  /** The nodes that were asked and did not answer, with why (not those backing off). */
   Map<HostAndPort, JedisException> failed() {
-    return failed;
+    Map<HostAndPort, JedisException> asked = new HashMap<>(failed);
+    skipped.forEach(asked::remove);
+    return asked;
   }
 
   /** Gives the connections back; a broken one is dropped by its pool. */

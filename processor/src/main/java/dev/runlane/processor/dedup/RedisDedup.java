@@ -360,8 +360,9 @@ public final class RedisDedup implements Dedup {
      * @throws DedupUnavailableException if nothing was answered
      */
     void settle(NodeRound round, Timer timer, long startNanos) {
-      round.failed().forEach((node, e) -> health.failed(node, op, e));
-      if (!round.failed().isEmpty()) {
+      Map<HostAndPort, JedisException> failed = round.failed();
+      failed.forEach((node, e) -> health.failed(node, op, e));
+      if (!failed.isEmpty()) {
         nodes.topologyChanged();
       }
       decidedAloneByNode.forEach(health::fellBack);
@@ -370,8 +371,7 @@ public final class RedisDedup implements Dedup {
       }
       long took = nanoTime.getAsLong() - startNanos;
       timer.record(took, TimeUnit.NANOSECONDS);
-      Set<HostAndPort> answering = new HashSet<>(round.needed());
-      answering.removeAll(round.failed().keySet());
+      Set<HostAndPort> answering = round.answered();
       if (took > slowAfterNanos) {
         health.slow(answering, op, took, slowAfterNanos);
         return;
