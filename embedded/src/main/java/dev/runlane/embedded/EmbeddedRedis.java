@@ -105,6 +105,12 @@ public final class EmbeddedRedis implements AutoCloseable {
     return startProcess(bundledBinary(), Source.BUNDLED_BINARY, false, settings);
   }
 
+  /** The {@code redis-server} an owned server runs: the one on {@code PATH}, else the bundled. */
+  static File ownedBinary() {
+    File path = findOnPath("redis-server");
+    return path != null ? path : bundledBinary();
+  }
+
   static EmbeddedRedis resolveShared(String redisUrl) {
     if (redisUrl != null && !redisUrl.isBlank()) {
       URI given = parseRedisUrl(redisUrl);
@@ -134,6 +140,11 @@ public final class EmbeddedRedis implements AutoCloseable {
 
   public int port() {
     return port;
+  }
+
+  /** How many keys the server holds ({@code DBSIZE}). */
+  public long keyCount() {
+    return (Long) Resp.call(host, port, "DBSIZE");
   }
 
   /** Whether this JVM started the server (then it dies with {@link #close()} or the JVM). */

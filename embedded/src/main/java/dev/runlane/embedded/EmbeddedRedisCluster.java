@@ -140,11 +140,6 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
         () -> info(r, "replication").contains("role:master") && clusterOk(r));
   }
 
-  /** The keys held by node {@code node} (a primary or a replica), by {@code DBSIZE}. */
-  public static long keys(EmbeddedRedis node) {
-    return (Long) Resp.call(node.host(), node.port(), "DBSIZE");
-  }
-
   private int firstSlot(int primary) {
     return (int) ((long) SLOTS * primary / primaries.size());
   }
@@ -160,13 +155,11 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
   }
 
   private boolean clusterOk(EmbeddedRedis node) {
-    return info(node, null).contains("cluster_state:ok");
+    return Resp.text(node.host(), node.port(), "CLUSTER", "INFO").contains("cluster_state:ok");
   }
 
   private static String info(EmbeddedRedis node, String section) {
-    return section == null
-        ? Resp.text(node.host(), node.port(), "CLUSTER", "INFO")
-        : Resp.text(node.host(), node.port(), "INFO", section);
+    return Resp.text(node.host(), node.port(), "INFO", section);
   }
 
   private static void await(String what, BooleanSupplier condition) {
@@ -179,14 +172,23 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
     }
   }
 
+  /** Stops every node; the first failure is thrown once the others are stopped too. */
   @Override
   public void close() {
+    RuntimeException first = null;
     for (EmbeddedRedis node : nodes()) {
       try {
         node.close();
       } catch (RuntimeException e) {
-        // Closing the rest matters more; a node killed by a test may refuse a clean stop.
+        if (first == null) {
+          first = e;
+        } else {
+          first.addSuppressed(e);
+        }
       }
+    }
+    if (first != null) {
+      throw first;
     }
   }
 }

@@ -146,7 +146,10 @@ final class RedisNodes implements AutoCloseable {
         DefaultJedisClientConfig.builder()
             .connectionTimeoutMillis(config.getConnectionTimeoutMillis())
             .socketTimeoutMillis(config.getSocketTimeoutMillis())
-            .clientName(config.getClientName());
+            .clientName(config.getClientName())
+            // RESP2, as the primary's connections: without it Jedis warns on every sentinel
+            // connection that it cannot negotiate RESP3.
+            .autoNegotiateProtocol(false);
     if (config.getSslOptions() != null) {
       sentinelConfig.sslOptions(config.getSslOptions());
     }

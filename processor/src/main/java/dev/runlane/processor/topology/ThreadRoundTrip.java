@@ -4,6 +4,7 @@ import dev.runlane.processor.dedup.Claim;
 import dev.runlane.processor.dedup.ClaimAnswer;
 import dev.runlane.processor.dedup.ClaimRequest;
 import dev.runlane.processor.dedup.Dedup;
+import dev.runlane.processor.dedup.DedupUnavailableException;
 import dev.runlane.processor.dedup.EventKey;
 import dev.runlane.processor.dedup.Marker;
 import java.util.ArrayList;
@@ -148,7 +149,18 @@ final class ThreadRoundTrip {
             owners.add(other);
           }
         });
-    ClaimAnswer answer = dedup.claim(requests);
+    ClaimAnswer answer;
+    try {
+      answer = dedup.claim(requests);
+    } catch (DedupUnavailableException e) {
+      if (claims.isEmpty()) {
+        throw e;
+      }
+      // The answers another task's round trip took for this one stand: only the ids asked now
+      // are decided on the run store (D82). Thrown away, their claims would wait out the TTL.
+      toAsk.forEach(event -> claims.put(event.requestId(), Claim.UNAVAILABLE));
+      return new Answer(claims, List.of());
+    }
     List<String> written = new ArrayList<>();
     for (int i = 0; i < requests.size(); i++) {
       ClaimRequest request = requests.get(i);
