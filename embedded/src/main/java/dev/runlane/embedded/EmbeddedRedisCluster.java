@@ -132,6 +132,44 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
     throw new IllegalStateException("slot " + slot + " out of range");
   }
 
+  /**
+   * Moves the first {@code count} slots of primary {@code from} to primary {@code to}, keys and
+   * all, slot by slot as {@code redis-cli --cluster reshard} does: the slot importing on the target
+   * and migrating on the source (the source answers {@code ASK} for keys already moved), its keys
+   * moved by {@code MIGRATE}, then given to the target on every primary ({@code MOVED} from then
+   * on).
+   */
+  public void migrateSlots(int from, int to, int count) {
+    EmbeddedRedis src = primaries.get(from);
+    EmbeddedRedis dst = primaries.get(to);
+    String srcId = Resp.text(src.host(), src.port(), "CLUSTER", "MYID");
+    String dstId = Resp.text(dst.host(), dst.port(), "CLUSTER", "MYID");
+    for (int slot = firstSlot(from); slot < firstSlot(from) + count; slot++) {
+      String s = Integer.toString(slot);
+      Resp.call(dst.host(), dst.port(), "CLUSTER", "SETSLOT", s, "IMPORTING", srcId);
+      Resp.call(src.host(), src.port(), "CLUSTER", "SETSLOT", s, "MIGRATING", dstId);
+      while (true) {
+        Object keys = Resp.call(src.host(), src.port(), "CLUSTER", "GETKEYSINSLOT", s, "100");
+        List<?> batch = (List<?>) keys;
+        if (batch.isEmpty()) {
+          break;
+        }
+        List<String> args =
+            new ArrayList<>(
+                List.of("MIGRATE", dst.host(), "" + dst.port(), "", "0", "5000", "KEYS"));
+        batch.forEach(k -> args.add(String.valueOf(k)));
+        Resp.call(src.host(), src.port(), args.toArray(String[]::new));
+      }
+      Resp.call(dst.host(), dst.port(), "CLUSTER", "SETSLOT", s, "NODE", dstId);
+      Resp.call(src.host(), src.port(), "CLUSTER", "SETSLOT", s, "NODE", dstId);
+      for (EmbeddedRedis other : primaries) {
+        if (other != src && other != dst) {
+          Resp.call(other.host(), other.port(), "CLUSTER", "SETSLOT", s, "NODE", dstId);
+        }
+      }
+    }
+  }
+
   /** Waits until the replica of primary {@code i} has taken over its slots. */
   public void awaitPromoted(int i) {
     EmbeddedRedis r = replicas.get(i);

@@ -28,8 +28,8 @@ class MarkerMemoryIT {
   private static final int PER_CALL = 1_000;
 
   /**
-   * The figures the sizing model uses, with headroom over what was measured on Redis 6.2 (165 B
-   * and 267 B: a cluster node also indexes every key by slot).
+   * The figures the sizing model uses, with headroom over what was measured on Redis 6.2 (165 B and
+   * 267 B: a cluster node also indexes every key by slot).
    */
   private static final double MODEL_BYTES = 200;
 

@@ -77,6 +77,46 @@ class RedisClusterIT {
   }
 
   @Test
+  void aSlotRangeMovedUnderLoadLosesNothingAndAppliesNothingTwice(Infra infra) throws Exception {
+    try (EmbeddedRedisCluster cluster = EmbeddedRedisCluster.start(3, false);
+        ProcessorHarness h =
+            new ProcessorHarness(
+                infra.bootstrapServers(), cluster.uri(), infra.uniqueName("cluster-move"), 64);
+        ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
+      h.start();
+      int runs = 300;
+      int waves = 6;
+      send(h, runs, 0);
+      long before = cluster.primaries().get(1).keyCount();
+      Thread mover = new Thread(() -> cluster.migrateSlots(0, 1, 1_000), "slot-mover");
+      mover.start(); // while the waves flow
+      for (int e = 1; e < waves; e++) {
+        send(h, runs, e);
+        send(h, runs, e - 1); // Sume's retry of the previous event
+      }
+      mover.join(60_000);
+      assertThat(mover.isAlive()).as("the slots moved within a minute").isFalse();
+      send(h, runs, waves - 1); // copies of the last wave, after the move
+      int records = runs * (2 * waves);
+      awaitDecided(h, records);
+      System.out.printf(
+          "cluster, 1,000 slots moved: %d records; keys on the target %d -> %d; fallbacks %s;"
+              + " duplicates redis %.0f store %.0f%n",
+          records,
+          before,
+          cluster.primaries().get(1).keyCount(),
+          fallbacks(h),
+          h.count("duplicate", "redis"),
+          h.count("duplicate", "store"));
+      assertThat(cluster.primaries().get(1).keyCount()).isGreaterThan(before);
+      assertThat(h.count("duplicate", "redis") + h.count("duplicate", "store"))
+          .as("every copy caught, by one layer or the other")
+          .isEqualTo(runs * waves);
+      assertAppliedOnceInOrder(h, events, runs, waves);
+    }
+  }
+
+  @Test
   void aPrimaryKilledUnderLoadLosesNothingAndAppliesNothingTwice(Infra infra) {
     try (EmbeddedRedisCluster cluster = EmbeddedRedisCluster.start(3, true);
         ProcessorHarness h =
