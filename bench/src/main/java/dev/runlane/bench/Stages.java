@@ -6,6 +6,7 @@ import dev.runlane.bench.stage.IngressStage;
 import dev.runlane.bench.stage.ProcessorStage;
 import dev.runlane.bench.stage.RebuildStage;
 import dev.runlane.bench.stage.RecoveryStage;
+import dev.runlane.bench.stage.RedisClusterStage;
 import dev.runlane.bench.stage.SinkStage;
 import dev.runlane.bench.stage.SoakStage;
 import dev.runlane.bench.stage.VerifyStage;
@@ -33,7 +34,8 @@ final class Stages {
           new RebuildStage(),
           new GenerationsStage(),
           new SinkStage(),
-          new SoakStage());
+          new SoakStage(),
+          new RedisClusterStage());
 
   private Stages() {}
 

@@ -89,12 +89,9 @@ final class RedisNodes implements AutoCloseable {
     }
     JedisException last = null;
     for (HostAndPort node : endpoint.nodes()) {
-      Connection c = new Connection(node, config);
       try {
-        c.connect();
-        return c;
+        return new Connection(node, config); // connects and authenticates
       } catch (JedisConnectionException e) {
-        c.close();
         last = e;
       }
     }
