@@ -1,6 +1,7 @@
 package dev.runlane.processor;
 
 import static dev.runlane.processor.RedisWaves.assertAppliedOnceInOrder;
+import static dev.runlane.processor.RedisWaves.assertNoStreamThreadDied;
 import static dev.runlane.processor.RedisWaves.awaitDecided;
 import static dev.runlane.processor.RedisWaves.fallbacks;
 import static dev.runlane.processor.RedisWaves.id;
@@ -73,6 +74,7 @@ class RedisClusterIT {
           .isEqualTo(runs + (runs - onDead));
       assertThat(h.count("duplicate", "store")).isEqualTo(onDead);
       assertAppliedOnceInOrder(h, events, runs, 2);
+      assertNoStreamThreadDied(h);
     }
   }
 
@@ -113,6 +115,7 @@ class RedisClusterIT {
           .as("every copy caught, by one layer or the other")
           .isEqualTo(runs * waves);
       assertAppliedOnceInOrder(h, events, runs, waves);
+      assertNoStreamThreadDied(h);
     }
   }
 
@@ -153,6 +156,7 @@ class RedisClusterIT {
           .isEqualTo(copies);
       assertThat(fallbacks(h)).containsOnlyKeys(node(cluster.primaries().get(1)));
       assertAppliedOnceInOrder(h, events, runs, waves);
+      assertNoStreamThreadDied(h);
     }
   }
 }

@@ -1,6 +1,7 @@
 package dev.runlane.processor;
 
 import static dev.runlane.processor.RedisWaves.assertAppliedOnceInOrder;
+import static dev.runlane.processor.RedisWaves.assertNoStreamThreadDied;
 import static dev.runlane.processor.RedisWaves.awaitDecided;
 import static dev.runlane.processor.RedisWaves.send;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -55,6 +56,7 @@ class RedisSentinelIT {
           .as("the last copies caught by the promoted replica")
           .isEqualTo(runs);
       assertAppliedOnceInOrder(h, events, runs, waves);
+      assertNoStreamThreadDied(h);
     }
   }
 }

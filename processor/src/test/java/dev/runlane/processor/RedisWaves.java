@@ -71,6 +71,16 @@ final class RedisWaves {
     assertThat(regressed).as("no order regression").isEmpty();
   }
 
+  /**
+   * No stream thread died on the way: a Redis node failing must cost its keys a decision on the run
+   * store, never a thread (which Streams would replace as StreamThread-2 and up).
+   */
+  static void assertNoStreamThreadDied(ProcessorHarness h) {
+    assertThat(h.app.streams().metadataForLocalThreads())
+        .as("stream threads (a replaced one is numbered 2 and up)")
+        .allSatisfy(t -> assertThat(t.threadName()).endsWith("-StreamThread-1"));
+  }
+
   /** The claims each node did not answer, by node, those with none left out. */
   static Map<String, Double> fallbacks(ProcessorHarness h) {
     Map<String, Double> byNode = new HashMap<>();

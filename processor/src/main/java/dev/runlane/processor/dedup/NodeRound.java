@@ -153,9 +153,19 @@ final class NodeRound implements AutoCloseable {
     return asked;
   }
 
-  /** Gives the connections back; a broken one is dropped by its pool. */
+  /**
+   * Gives the connections back; a broken one is dropped by its pool. Dropping one throws when the
+   * pool's replacement cannot connect (the node is down): the node's failure is known already, and
+   * a stream thread must never die of it.
+   */
   @Override
   public void close() {
-    connections.values().forEach(Connection::close);
+    for (Connection connection : connections.values()) {
+      try {
+        connection.close();
+      } catch (JedisException e) {
+        // The connection is gone either way; its node already counts as not answering.
+      }
+    }
   }
 }
