@@ -79,7 +79,17 @@ final class NodeRound implements AutoCloseable {
 
   /** Queues {@code command} on the pipeline of the node that holds {@code key}. */
   <T> Reply<T> add(String key, Function<Pipeline, Response<T>> command) {
-    HostAndPort node = nodes.nodeOf(key);
+    HostAndPort node;
+    try {
+      node = nodes.nodeOf(key);
+    } catch (JedisException e) {
+      // A cluster or Sentinel not reached yet: its first seed stands for every key, so that the
+      // failure is logged, counted and backed off as a node's is.
+      node = nodes.endpoint().nodes().get(0);
+      if (!asked.contains(node) && !failed.containsKey(node)) {
+        failed.put(node, e);
+      }
+    }
     if (node == null || failed.containsKey(node)) {
       return new Reply<>(this, node, null);
     }
@@ -134,8 +144,11 @@ final class NodeRound implements AutoCloseable {
   private void syncOne(HostAndPort node) {
     try {
       pipelines.get(node).sync();
-    } catch (JedisException e) {
-      failed.put(node, e);
+    } catch (RuntimeException e) {
+      // Whatever went wrong with one node fails its keys, never the stream thread.
+      failed.put(
+          node,
+          e instanceof JedisException je ? je : new JedisConnectionException(e.toString(), e));
     }
   }
 

@@ -1,6 +1,7 @@
 package dev.runlane.processor.dedup;
 
 import dev.runlane.processor.dedup.RedisEndpoint.Kind;
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -24,10 +25,20 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  * processor starts on the run store as it does when one node is away.
  */
 final class RedisNodes implements AutoCloseable {
+  private static final Duration CREATE_RETRY = Duration.ofSeconds(1);
+
   private final RedisEndpoint endpoint;
   private final JedisClientConfig config;
   private final Object lock = new Object();
   private volatile ConnectionProvider provider;
+
+  /**
+   * When a cluster or Sentinel not reached may be tried again (System.nanoTime); guarded by lock.
+   */
+  private long nextAttemptNanos = System.nanoTime();
+
+  /** Why the last attempt failed; guarded by lock. */
+  private JedisException lastFailure;
 
   /** Cluster only: asks for the slot map again off the stream threads, at most one at a time. */
   private final ExecutorService refresher =
@@ -127,7 +138,20 @@ final class RedisNodes implements AutoCloseable {
     }
     synchronized (lock) {
       if (provider == null) {
-        provider = create();
+        // At most one attempt a second: an unreachable seed list costs a connect timeout per
+        // seed, which no stream thread should pay per batch.
+        long now = System.nanoTime();
+        if (now - nextAttemptNanos < 0) {
+          throw new JedisConnectionException(
+              "redis not reached (next attempt within 1 s): " + lastFailure, lastFailure);
+        }
+        nextAttemptNanos = now + CREATE_RETRY.toNanos();
+        try {
+          provider = create();
+        } catch (JedisException e) {
+          lastFailure = e;
+          throw e;
+        }
       }
       return provider;
     }
