@@ -7,13 +7,16 @@ import static dev.runlane.processor.RedisWaves.fallbacks;
 import static dev.runlane.processor.RedisWaves.id;
 import static dev.runlane.processor.RedisWaves.node;
 import static dev.runlane.processor.RedisWaves.send;
+import static dev.runlane.processor.RedisWaves.startPatient;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.runlane.embedded.EmbeddedRedis;
 import dev.runlane.embedded.EmbeddedRedisCluster;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
 import dev.runlane.processor.topology.ProcessorMetrics;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,9 +35,7 @@ class RedisClusterIT {
             new ProcessorHarness(
                 infra.bootstrapServers(), cluster.uri(), infra.uniqueName("cluster-stop"), 64);
         ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
-      // A live primary must never count as slow on a busy test machine: only the stopped one
-      // may fall back (a stopped one refuses connections at once).
-      h.with("REDIS_TIMEOUT_MS", "3000").with("REDIS_SLOW_MS", "2000").start();
+      startPatient(h);
       int runs = 90;
       send(h, runs, 0);
       awaitDecided(h, runs);
@@ -85,7 +86,7 @@ class RedisClusterIT {
             new ProcessorHarness(
                 infra.bootstrapServers(), cluster.uri(), infra.uniqueName("cluster-move"), 64);
         ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
-      h.start();
+      startPatient(h);
       int runs = 300;
       int waves = 6;
       send(h, runs, 0);
@@ -126,7 +127,7 @@ class RedisClusterIT {
             new ProcessorHarness(
                 infra.bootstrapServers(), cluster.uri(), infra.uniqueName("cluster-kill"), 64);
         ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
-      h.start();
+      startPatient(h);
       int runs = 300;
       int waves = 6;
       for (int e = 0; e < waves; e++) {
@@ -155,6 +156,9 @@ class RedisClusterIT {
           .as("every copy caught, by one layer or the other")
           .isEqualTo(copies);
       assertThat(fallbacks(h)).containsOnlyKeys(node(cluster.primaries().get(1)));
+      await() // the dead primary serves no slot any more: it must not hold the gauge at 0
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> h.registry.get("runlane.processor.redis.available").gauge().value() == 1);
       assertAppliedOnceInOrder(h, events, runs, waves);
       assertNoStreamThreadDied(h);
     }

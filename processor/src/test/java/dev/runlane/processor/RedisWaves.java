@@ -27,6 +27,15 @@ final class RedisWaves {
 
   private RedisWaves() {}
 
+  /**
+   * Starts {@code h} with Redis timeouts a busy test machine never reaches: a live node must not
+   * count as slow (which backs it off, D42), so that only the failed node's keys fall back. A
+   * killed node refuses connections at once, so the failure is still seen at once.
+   */
+  static void startPatient(ProcessorHarness h) {
+    h.with("REDIS_TIMEOUT_MS", "3000").with("REDIS_SLOW_MS", "2000").start();
+  }
+
   static String id(int run, int event) {
     return "w" + run + "-e" + event;
   }

@@ -29,8 +29,8 @@ final class DedupMetrics {
   static void availability(MeterRegistry registry, NodeHealth health) {
     Gauge.builder(REDIS_AVAILABLE, health, h -> h.allAnswering() ? 1 : 0)
         .description(
-            "1 when every Redis node answered its last call, 0 while some keys are decided on the"
-                + " run store alone")
+            "0 while a Redis node failed within the last two back-off periods (its keys decided"
+                + " on the run store alone), else 1")
         .register(registry);
   }
 

@@ -81,8 +81,14 @@ final class NodeHealth {
         .increment(keys);
   }
 
-  /** Whether every node answered its last call. */
+  /**
+   * Whether no node failed within the last two back-off periods. A node that holds keys is asked
+   * again after each back-off and fails again while it is down; one that no key maps to any more (a
+   * primary replaced by its replica) is no longer asked, and stops counting, rather than hold the
+   * gauge at 0 for ever.
+   */
   boolean allAnswering() {
-    return retryAt.isEmpty();
+    long now = nanoTime.getAsLong();
+    return retryAt.values().stream().noneMatch(at -> now - at < retryBackoffNanos);
   }
 }
