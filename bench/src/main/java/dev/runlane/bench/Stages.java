@@ -6,6 +6,7 @@ import dev.runlane.bench.stage.IngressStage;
 import dev.runlane.bench.stage.ProcessorStage;
 import dev.runlane.bench.stage.RebuildStage;
 import dev.runlane.bench.stage.RecoveryStage;
+import dev.runlane.bench.stage.RedisClusterStage;
 import dev.runlane.bench.stage.SinkStage;
 import dev.runlane.bench.stage.SoakStage;
 import dev.runlane.bench.stage.TraceStage;
@@ -35,7 +36,8 @@ final class Stages {
           new GenerationsStage(),
           new SinkStage(),
           new TraceStage(),
-          new SoakStage());
+          new SoakStage(),
+          new RedisClusterStage());
 
   private Stages() {}
 

@@ -13,11 +13,11 @@ class StagesTest {
         .isEqualTo(
             "usage: java -jar runlane-bench.jar [--quick] [--out DIR] [stage...]\n"
                 + "  stages: verification ingress processor e2e recovery rebuild generations sink trace"
-                + " (default: all); opt-in: soak");
+                + " (default: all); opt-in: soak redis-cluster");
     assertThat(Stages.unknown("nope"))
         .isEqualTo(
             "unknown stage 'nope'; stages: [verification, ingress, processor, e2e, recovery,"
-                + " rebuild, generations, sink, trace], opt-in: [soak]");
+                + " rebuild, generations, sink, trace], opt-in: [soak, redis-cluster]");
   }
 
   @Test

@@ -105,6 +105,12 @@ public final class EmbeddedRedis implements AutoCloseable {
     return startProcess(bundledBinary(), Source.BUNDLED_BINARY, false, settings);
   }
 
+  /** The {@code redis-server} an owned server runs: the one on {@code PATH}, else the bundled. */
+  static File ownedBinary() {
+    File path = findOnPath("redis-server");
+    return path != null ? path : bundledBinary();
+  }
+
   static EmbeddedRedis resolveShared(String redisUrl) {
     if (redisUrl != null && !redisUrl.isBlank()) {
       URI given = parseRedisUrl(redisUrl);
@@ -134,6 +140,11 @@ public final class EmbeddedRedis implements AutoCloseable {
 
   public int port() {
     return port;
+  }
+
+  /** How many keys the server holds ({@code DBSIZE}). */
+  public long keyCount() {
+    return (Long) Resp.call(host, port, "DBSIZE");
   }
 
   /** Whether this JVM started the server (then it dies with {@link #close()} or the JVM). */
@@ -175,6 +186,29 @@ public final class EmbeddedRedis implements AutoCloseable {
       throw new UncheckedIOException("cannot restart redis-server on port " + port, e);
     }
     awaitPing(host, port);
+  }
+
+  /**
+   * Kills an owned server with SIGKILL, as a crash would: no shutdown, nothing flushed, its
+   * clients' connections reset. Returns once it no longer answers.
+   */
+  public synchronized void kill() {
+    requireOwnedAndPrivate("kill");
+    String info = Resp.text(host, port, "INFO", "server");
+    long pid =
+        info.lines()
+            .filter(l -> l.startsWith("process_id:"))
+            .mapToLong(l -> Long.parseLong(l.substring("process_id:".length()).trim()))
+            .findFirst()
+            .orElseThrow(() -> new IllegalStateException("no process_id in INFO of port " + port));
+    ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+    long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+    while (answersPing(host, port, Duration.ofMillis(200))) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("redis-server on port " + port + " survived SIGKILL");
+      }
+      LockSupport.parkNanos(PING_RETRY_PAUSE.toNanos());
+    }
   }
 
   /** Stops an owned, non-shared server; no-op for servers we were given or the shared one. */

@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     version = "runlane local 0.1.0",
     description = "Runs the runlane pipeline on this machine (no Docker, only a JDK).",
-    subcommands = {UpCommand.class, SendCommand.class, DemoCommand.class})
+    subcommands = {UpCommand.class, SendCommand.class, DemoCommand.class, SizingCommand.class})
 public final class LocalMain implements Runnable {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;

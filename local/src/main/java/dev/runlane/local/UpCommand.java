@@ -1,6 +1,7 @@
 package dev.runlane.local;
 
 import dev.runlane.common.config.Secret;
+import dev.runlane.embedded.EmbeddedRedisCluster;
 import java.io.PrintStream;
 import java.net.URI;
 import java.time.Duration;
@@ -46,6 +47,13 @@ final class UpCommand implements Callable<Integer> {
   URI redisUrl;
 
   @Option(
+      names = "--redis-cluster",
+      description =
+          "Run the dedup layer on a 3-primary Redis Cluster of the bundled redis-server"
+              + " (redis+cluster://, D82) instead of one Redis.")
+  boolean redisCluster;
+
+  @Option(
       names = "--no-sink",
       description = "Leave out PostgreSQL and the sink (saves about 2 s of start-up).")
   boolean noSink;
@@ -53,6 +61,12 @@ final class UpCommand implements Callable<Integer> {
   @Override
   public Integer call() throws InterruptedException {
     Secret signing = secret == null || secret.isBlank() ? Stack.newSecret() : Secret.of(secret);
+    if (redisCluster && redisUrl != null) {
+      System.err.println("--redis-cluster starts its own cluster: leave out --redis-url");
+      return 2;
+    }
+    EmbeddedRedisCluster cluster = redisCluster ? EmbeddedRedisCluster.start(3, false) : null;
+    URI redis = cluster != null ? cluster.uri() : redisUrl;
     Stack.Settings settings =
         new Stack.Settings(
             host,
@@ -61,12 +75,20 @@ final class UpCommand implements Callable<Integer> {
             processorPort,
             partitions,
             signing,
-            redisUrl,
+            redis,
             Duration.ZERO,
             !noSink);
     PrintStream out = System.out;
     out.println("starting the runlane stack (Kafka, Redis, ingress, processor) ...");
-    Stack stack = Stack.start(settings);
+    Stack stack;
+    try {
+      stack = Stack.start(settings);
+    } catch (RuntimeException e) {
+      if (cluster != null) {
+        cluster.close();
+      }
+      throw e;
+    }
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(
@@ -74,6 +96,9 @@ final class UpCommand implements Callable<Integer> {
                 () -> {
                   System.out.println("\nstopping ...");
                   stack.close();
+                  if (cluster != null) {
+                    cluster.close();
+                  }
                   System.out.println("stopped");
                   stopped.countDown();
                 },

@@ -11,7 +11,9 @@ import dev.runlane.common.kafka.TopicPolicy;
 import dev.runlane.common.kafka.TopicSettings;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.RedisDedup.RedisDedupSettings;
+import dev.runlane.processor.dedup.RedisEndpoint;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
@@ -22,6 +24,8 @@ import java.util.Set;
  * ProcessorConfig}'s components; {@link ProcessorConfig#fromEnv} checks how they combine.
  */
 final class ProcessorEnv {
+  private static final String DEFAULT_REDIS_URL = "redis://localhost:6379";
+
   private ProcessorEnv() {}
 
   /** Every setting, or its default where a value is bad (the problem is recorded in {@code r}). */
@@ -49,7 +53,7 @@ final class ProcessorEnv {
     static Placement read(EnvReader r) {
       return new Placement(
           r.string("KAFKA_BOOTSTRAP_SERVERS", "localhost:9092"),
-          r.uri("REDIS_URL", "redis://localhost:6379", Set.of("redis", "rediss")),
+          redisUrl(r),
           r.port("PROCESSOR_PORT", 9081),
           r.string("PROCESSOR_ADVERTISED_HOST", "localhost"),
           r.string("PROCESSOR_APPLICATION_ID", "runlane-processor"),
@@ -57,6 +61,38 @@ final class ProcessorEnv {
           TopicNames.fromEnv(r),
           TopicSettings.fromEnv(r));
     }
+  }
+
+  /**
+   * {@code REDIS_URL}: one node, or a cluster's seeds or Sentinel's with their own schemes, whose
+   * several hosts java.net.URI does not read (D82).
+   */
+  private static URI redisUrl(EnvReader r) {
+    String value = r.string("REDIS_URL", null);
+    int schemeEnd = value == null ? -1 : value.indexOf("://");
+    if (schemeEnd < 0 || !RedisEndpoint.multiNode(value.substring(0, schemeEnd))) {
+      return r.uri("REDIS_URL", DEFAULT_REDIS_URL, Set.of("redis", "rediss"));
+    }
+    try {
+      URI uri = new URI(value);
+      RedisEndpoint.parse(uri);
+      return uri;
+    } catch (URISyntaxException | IllegalArgumentException e) {
+      String why = e instanceof URISyntaxException ? "is not a valid URI" : e.getMessage();
+      r.problem("REDIS_URL='" + redacted(value) + "' " + why);
+      return URI.create(DEFAULT_REDIS_URL);
+    }
+  }
+
+  /** {@code url} with the user info of its authority replaced by ***. */
+  private static String redacted(String url) {
+    int start = url.indexOf("://") + 3;
+    int end = start;
+    while (end < url.length() && "/?#".indexOf(url.charAt(end)) < 0) {
+      end++;
+    }
+    int at = url.lastIndexOf('@', end - 1);
+    return at < start ? url : url.substring(0, start) + "***@" + url.substring(at + 1);
   }
 
   /** Redis dedup: its keys, and how long a call, an answer and block mode may take (D42). */

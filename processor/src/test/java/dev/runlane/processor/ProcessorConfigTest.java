@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.runlane.common.config.ConfigException;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
+import dev.runlane.processor.dedup.RedisEndpoint;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -144,6 +145,44 @@ class ProcessorConfigTest {
         .hasMessageContaining("REDIS_URL")
         .hasMessageContaining("REDIS_FAILURE_MODE")
         .hasMessageContaining("PROCESSING_GUARANTEE");
+  }
+
+  @Test
+  void aClusterOrSentinelRedisUrlIsReadWithItsSeedsTlsAndCredentials() {
+    RedisEndpoint cluster =
+        RedisEndpoint.parse(
+            ProcessorConfig.fromEnv(
+                    Map.of("REDIS_URL", "rediss+cluster://app:s%40cret@10.0.0.1:7000,10.0.0.2"))
+                .redisUri());
+    assertThat(cluster.kind()).isEqualTo(RedisEndpoint.Kind.CLUSTER);
+    assertThat(cluster.nodes()).hasToString("[10.0.0.1:7000, 10.0.0.2:6379]");
+    assertThat(cluster.tls()).isTrue();
+    assertThat(cluster.user()).contains("app");
+    assertThat(cluster.password()).contains("s@cret");
+    assertThat(cluster.toString()).doesNotContain("cret");
+    RedisEndpoint sentinel =
+        RedisEndpoint.parse(
+            ProcessorConfig.fromEnv(Map.of("REDIS_URL", "redis+sentinel://s1,s2:26380/dedup"))
+                .redisUri());
+    assertThat(sentinel.kind()).isEqualTo(RedisEndpoint.Kind.SENTINEL);
+    assertThat(sentinel.nodes()).hasToString("[s1:26379, s2:26380]");
+    assertThat(sentinel.master()).isEqualTo("dedup");
+  }
+
+  @Test
+  void aBadClusterOrSentinelRedisUrlStopsTheStartNamingTheVariableNotThePassword() {
+    for (String bad :
+        List.of(
+            "redis+cluster://:hunter2@h1:7000,h2:port",
+            "redis+cluster://:hunter2@h1:7000,,h2:7001",
+            "redis+cluster://:hunter2@h1:7000/3",
+            "redis+sentinel://:hunter2@s1:26379")) {
+      assertThatThrownBy(() -> ProcessorConfig.fromEnv(Map.of("REDIS_URL", bad)))
+          .as(bad)
+          .isInstanceOf(ConfigException.class)
+          .hasMessageContaining("REDIS_URL")
+          .hasMessageNotContaining("hunter2");
+    }
   }
 
   @Test

@@ -51,7 +51,7 @@ public final class ProcessorStage extends Stage {
   static final int DUPLICATE_PERCENT = 20;
 
   /** The stage's input: {@link #RUNS} runs, {@link #DUPLICATE_PERCENT}% duplicates. */
-  private static Fill fill(long seed) {
+  static Fill fill(long seed) {
     return new Fill(seed, Fill.FROM, "run-", RUNS, DUPLICATE_PERCENT);
   }
 
@@ -291,7 +291,7 @@ public final class ProcessorStage extends Stage {
    * @param sampleHeap with a window: measure the heap held events take, at the end of the input
    * @param decidedRecord whether the tasks keep their record of decided ids (D68)
    */
-  private static Run runOnce(
+  static Run runOnce(
       String bootstrap,
       String input,
       String appId,
@@ -448,7 +448,7 @@ public final class ProcessorStage extends Stage {
         .allMatch(e -> now.getOrDefault(e.getKey(), 0.0) > e.getValue());
   }
 
-  private static void flushAll(EmbeddedRedis redis) {
+  static void flushAll(EmbeddedRedis redis) {
     try (Jedis j = new Jedis(redis.host(), redis.port())) {
       j.flushAll();
     }

@@ -2,7 +2,6 @@ package dev.runlane.processor.dedup;
 
 import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
@@ -18,12 +17,17 @@ public interface Dedup extends AutoCloseable {
    * In one round trip: writes every request's markers (so that a copy of a decided id reads done,
    * not the claim it held), then claims each request's events for its owner and reports what was
    * there, one map by request id per request, in their order. If it throws, none of it is known to
-   * have happened.
+   * have happened; if only some of the nodes the keys live on answered, the others' keys are {@link
+   * Claim#UNAVAILABLE} and their markers {@link ClaimAnswer#unwritten()} (D82).
    */
-  List<Map<String, Claim>> claim(List<ClaimRequest> requests);
+  ClaimAnswer claim(List<ClaimRequest> requests);
 
-  /** Marks each event done by {@code owner}, for the done TTL. */
-  void markDone(String owner, Collection<Marker> markers);
+  /**
+   * Marks each event done by {@code owner}, for the done TTL.
+   *
+   * @return the request ids of the markers not written, their node not answering (D82)
+   */
+  Set<String> markDone(String owner, Collection<Marker> markers);
 
   /** Deletes each event's claim if, and only if, it is still {@code owner}'s processing claim. */
   void release(String owner, Collection<EventKey> events);
@@ -57,12 +61,14 @@ public interface Dedup extends AutoCloseable {
   static Dedup disabled() {
     return new Dedup() {
       @Override
-      public List<Map<String, Claim>> claim(List<ClaimRequest> requests) {
+      public ClaimAnswer claim(List<ClaimRequest> requests) {
         throw new DedupUnavailableException("dedup is disabled", null);
       }
 
       @Override
-      public void markDone(String owner, Collection<Marker> markers) {}
+      public Set<String> markDone(String owner, Collection<Marker> markers) {
+        return Set.of();
+      }
 
       @Override
       public void release(String owner, Collection<EventKey> events) {}

@@ -1,15 +1,16 @@
 package dev.runlane.processor.dedup;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /** Meter names of the dedup layer. A timer's count is the number of Redis round trips. */
 final class DedupMetrics {
   static final String REDIS_LATENCY = "runlane.processor.redis.latency";
   static final String REDIS_AVAILABLE = "runlane.processor.redis.available";
+  static final String NODE_FALLBACKS = "runlane.processor.redis.node.fallbacks";
 
   private DedupMetrics() {}
 
@@ -25,10 +26,21 @@ final class DedupMetrics {
         .register(registry);
   }
 
-  static void availability(MeterRegistry registry, AtomicBoolean available) {
-    Gauge.builder(REDIS_AVAILABLE, available, a -> a.get() ? 1 : 0)
+  static void availability(MeterRegistry registry, NodeHealth health) {
+    Gauge.builder(REDIS_AVAILABLE, health, h -> h.allAnswering() ? 1 : 0)
         .description(
-            "1 when the last Redis call succeeded, 0 while deciding on the run store alone")
+            "0 while a Redis node failed within the last two back-off periods (its keys decided"
+                + " on the run store alone), else 1")
+        .register(registry);
+  }
+
+  /** Keys decided on the run store because the node holding them did not answer (D82). */
+  static Counter nodeFallbacks(MeterRegistry registry, String node) {
+    return Counter.builder(NODE_FALLBACKS)
+        .description(
+            "Claims the Redis node holding their key did not answer, by node: decided on the run"
+                + " store alone (a claim asked again counts again)")
+        .tag("node", node)
         .register(registry);
   }
 }

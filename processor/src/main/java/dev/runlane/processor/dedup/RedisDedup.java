@@ -13,101 +13,95 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
-import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import redis.clients.jedis.AbstractPipeline;
+import redis.clients.jedis.Connection;
 import redis.clients.jedis.DefaultJedisClientConfig;
-import redis.clients.jedis.RedisClient;
-import redis.clients.jedis.Response;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.SslOptions;
 import redis.clients.jedis.exceptions.JedisAccessControlException;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.exceptions.JedisRedirectionException;
 import redis.clients.jedis.params.SetParams;
-import redis.clients.jedis.util.JedisURIHelper;
 
 /**
- * {@link Dedup} on Redis: one pipeline per round trip for the claims ({@code SET NX EX} + {@code
- * GET} per id, which works on Redis 6.2, unlike {@code SET NX GET}) of one or more tasks, led by
- * the done markers they owe; a pipeline of done markers alone; and a compare-and-delete script for
- * releases.
+ * {@link Dedup} on Redis: one node, a Redis Cluster or a Sentinel-managed primary ({@link
+ * RedisEndpoint}, D82). Each call is one round trip per node the keys live on ({@link NodeRound}):
+ * the claims ({@code SET NX EX} + {@code GET} per id, which works on Redis 6.2, unlike {@code SET
+ * NX GET}) of one or more tasks, led by the done markers they owe; done markers alone; a
+ * compare-and-delete script for releases; reads. Every command touches one key, so a cluster needs
+ * no cross-slot command.
  *
- * <p>After a failure, or an answer slower than {@code slowAfter}, it does not ask Redis again for
- * {@code retryBackoff}, so a dead or crawling Redis costs one timeout per backoff period rather
- * than one per batch; state changes are logged once.
+ * <p>A node that fails or answers slowly is not asked again for {@code retryBackoff} ({@link
+ * NodeHealth}); only the keys it holds decide on the run store meanwhile. When no node needed
+ * answers, the call throws, as for one node.
  */
 public final class RedisDedup implements Dedup {
-  private static final Logger log = LoggerFactory.getLogger(RedisDedup.class);
-
   private static final String RELEASE_SCRIPT =
       "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
 
-  private final RedisClient client;
+  private final RedisNodes nodes;
   private final String keyPrefix;
   private final SetParams claimParams;
   private final SetParams doneParams;
-  private final long retryBackoffNanos;
   private final long slowAfterNanos;
   private final LongSupplier nanoTime;
-  private final AtomicBoolean available = new AtomicBoolean(true);
-  private final AtomicLong retryAtNanos = new AtomicLong();
+  private final NodeHealth health;
+  private final ExecutorService syncPool;
   private final Timer claimTimer;
   private final Timer doneTimer;
   private final Timer releaseTimer;
   private final Timer readTimer;
 
   public RedisDedup(RedisDedupSettings settings, MeterRegistry registry) {
-    this(createClient(settings), settings, registry, System::nanoTime);
+    this(settings, registry, System::nanoTime);
   }
 
-  RedisDedup(
-      RedisClient client, RedisDedupSettings settings, MeterRegistry registry, LongSupplier nano) {
-    this.client = client;
+  RedisDedup(RedisDedupSettings settings, MeterRegistry registry, LongSupplier nano) {
+    this.nodes = new RedisNodes(RedisEndpoint.parse(settings.uri()), clientConfig(settings));
     this.keyPrefix = settings.keyPrefix();
     this.claimParams = SetParams.setParams().nx().ex(settings.claimTtl().toSeconds());
     this.doneParams = SetParams.setParams().ex(settings.doneTtl().toSeconds());
-    this.retryBackoffNanos = settings.retryBackoff().toNanos();
     this.slowAfterNanos = settings.slowAfter().toNanos();
     this.nanoTime = nano;
+    this.health = new NodeHealth(registry, settings.retryBackoff().toNanos(), nano);
+    // The nodes of a round answer in parallel; the calling thread reads one of them itself.
+    this.syncPool =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "runlane-redis-sync");
+              t.setDaemon(true);
+              return t;
+            });
     this.claimTimer = DedupMetrics.redisLatency(registry, "claim");
     this.doneTimer = DedupMetrics.redisLatency(registry, "done");
     this.releaseTimer = DedupMetrics.redisLatency(registry, "release");
     this.readTimer = DedupMetrics.redisLatency(registry, "read");
-    DedupMetrics.availability(registry, available);
   }
 
-  private static RedisClient createClient(RedisDedupSettings settings) {
-    URI uri = settings.uri();
+  private static JedisClientConfig clientConfig(RedisDedupSettings settings) {
+    RedisEndpoint endpoint = RedisEndpoint.parse(settings.uri());
     DefaultJedisClientConfig.Builder config =
         DefaultJedisClientConfig.builder()
             .connectionTimeoutMillis((int) settings.timeout().toMillis())
             .socketTimeoutMillis((int) settings.timeout().toMillis())
             .clientName("runlane-processor");
-    if ("rediss".equals(uri.getScheme())) {
+    if (endpoint.tls()) {
       // The certificate chain against the JDK's trust store and the host name against the
       // certificate, as for https://: what the deprecated ssl(true) did, through its replacement.
       config.sslOptions(SslOptions.defaults());
     }
-    String user = settings.username().orElse(JedisURIHelper.getUser(uri));
-    String password =
-        settings.password().map(Secret::reveal).orElse(JedisURIHelper.getPassword(uri));
-    if (user != null) {
-      config.user(user);
+    settings.username().or(endpoint::user).ifPresent(config::user);
+    settings.password().map(Secret::reveal).or(endpoint::password).ifPresent(config::password);
+    if (endpoint.database() != 0) {
+      config.database(endpoint.database());
     }
-    if (password != null) {
-      config.password(password);
-    }
-    if (JedisURIHelper.hasDbIndex(uri)) {
-      config.database(JedisURIHelper.getDBIndex(uri));
-    }
-    return RedisClient.builder()
-        .hostAndPort(JedisURIHelper.getHostAndPort(uri))
-        .clientConfig(config.build())
-        .build();
+    return config.build();
   }
 
   /**
@@ -118,8 +112,8 @@ public final class RedisDedup implements Dedup {
    */
   @Override
   public void verifyAccess() {
-    try {
-      client.ping();
+    try (Connection connection = nodes.anyConnection()) {
+      connection.ping();
     } catch (JedisAccessControlException e) {
       throw new IllegalStateException(
           "Redis refused the credentials ("
@@ -134,59 +128,78 @@ public final class RedisDedup implements Dedup {
       }
       throw e;
     } catch (JedisException e) {
-      log.warn(
-          "redis not reachable at start (deciding on the run store until it is): {}", e.toString());
+      LoggerFactory.getLogger(RedisDedup.class)
+          .warn(
+              "redis not reachable at start (deciding on the run store until it is): {}",
+              e.toString());
     }
   }
 
   @Override
-  public List<Map<String, Claim>> claim(List<ClaimRequest> requests) {
-    checkAvailable();
-    List<List<Response<String>>> sets = new ArrayList<>(requests.size());
-    List<List<Response<String>>> gets = new ArrayList<>(requests.size());
+  public ClaimAnswer claim(List<ClaimRequest> requests) {
     long start = nanoTime.getAsLong();
-    List<Map<String, Claim>> claims = new ArrayList<>(requests.size());
-    try (AbstractPipeline pipeline = client.pipelined()) {
+    try (NodeRound round = round()) {
       // First, so that a copy of a decided id in this round trip reads done, not our old claim.
+      Map<String, List<NodeRound.Reply<String>>> done = new HashMap<>();
       for (ClaimRequest request : requests) {
-        setDone(pipeline, request.owner(), request.doneFirst());
+        setDone(round, request.owner(), request.doneFirst(), done);
       }
+      List<List<NodeRound.Reply<String>>> sets = new ArrayList<>(requests.size());
+      List<List<NodeRound.Reply<String>>> gets = new ArrayList<>(requests.size());
       for (ClaimRequest request : requests) {
-        List<Response<String>> requestSets = new ArrayList<>(request.events().size());
-        List<Response<String>> requestGets = new ArrayList<>(request.events().size());
+        List<NodeRound.Reply<String>> requestSets = new ArrayList<>(request.events().size());
+        List<NodeRound.Reply<String>> requestGets = new ArrayList<>(request.events().size());
         for (EventKey event : request.events()) {
           String key = key(event.requestId());
-          requestSets.add(
-              pipeline.set(
-                  key, MarkerValues.processing(request.owner(), event.runId()), claimParams));
-          requestGets.add(pipeline.get(key));
+          String value = MarkerValues.processing(request.owner(), event.runId());
+          requestSets.add(round.add(key, p -> p.set(key, value, claimParams)));
+          requestGets.add(round.add(key, p -> p.get(key)));
         }
         sets.add(requestSets);
         gets.add(requestGets);
       }
-      pipeline.sync();
-      // Per-command errors (READONLY after a failover, OOM under noeviction) surface in get():
-      // they mean "Redis cannot answer" like a dead connection does.
+      round.sync();
+      Answers answers = new Answers("claim");
+      List<Map<String, Claim>> claims = new ArrayList<>(requests.size());
       for (int r = 0; r < requests.size(); r++) {
         ClaimRequest request = requests.get(r);
         Map<String, Claim> requestClaims = new HashMap<>(request.events().size() * 2);
         int i = 0;
         for (EventKey event : request.events()) {
-          boolean set = "OK".equals(sets.get(r).get(i).get());
           requestClaims.put(
               event.requestId(),
-              set
-                  ? Claim.NEW
-                  : MarkerValues.read(gets.get(r).get(i).get(), request.owner(), event.runId()));
+              claimOf(answers, sets.get(r).get(i), gets.get(r).get(i), request.owner(), event));
           i++;
         }
         claims.add(requestClaims);
       }
-    } catch (JedisException e) {
-      throw unavailable("claim", e);
+      Set<String> unwritten = answers.unwritten(done);
+      answers.settle(round, claimTimer, start);
+      return new ClaimAnswer(claims, unwritten);
     }
-    answered("claim", claimTimer, start);
-    return claims;
+  }
+
+  /**
+   * The claim {@code set} and {@code get} say; per-command errors (a redirection while a slot
+   * moves, READONLY after a failover, OOM under noeviction) mean "Redis cannot answer" for this key
+   * like a dead node does.
+   */
+  private Claim claimOf(
+      Answers answers,
+      NodeRound.Reply<String> set,
+      NodeRound.Reply<String> get,
+      String owner,
+      EventKey event) {
+    try {
+      String setAnswer = set.get();
+      String value = get.get();
+      answers.answered();
+      return "OK".equals(setAnswer) ? Claim.NEW : MarkerValues.read(value, owner, event.runId());
+    } catch (JedisException e) {
+      answers.missed(set.node(), e);
+      answers.decidedAlone(set.node());
+      return Claim.UNAVAILABLE;
+    }
   }
 
   @Override
@@ -194,39 +207,48 @@ public final class RedisDedup implements Dedup {
     if (events.isEmpty()) {
       return Set.of();
     }
-    checkAvailable();
     long start = nanoTime.getAsLong();
     List<EventKey> asked = List.copyOf(events);
-    List<String> values;
-    try {
-      values = client.mget(asked.stream().map(e -> key(e.requestId())).toArray(String[]::new));
-    } catch (JedisException e) {
-      throw unavailable("read", e);
-    }
-    answered("read", readTimer, start);
     Set<String> taken = new HashSet<>();
-    for (int i = 0; i < asked.size(); i++) {
-      if (MarkerValues.namesOtherRun(values.get(i), asked.get(i).runId())) {
-        taken.add(asked.get(i).requestId());
+    try (NodeRound round = round()) {
+      // One GET per key on each node's pipeline, not MGET: a cluster's MGET must not span slots.
+      List<NodeRound.Reply<String>> values = new ArrayList<>(asked.size());
+      for (EventKey event : asked) {
+        String key = key(event.requestId());
+        values.add(round.add(key, p -> p.get(key)));
       }
+      round.sync();
+      Answers answers = new Answers("read");
+      for (int i = 0; i < asked.size(); i++) {
+        try {
+          if (MarkerValues.namesOtherRun(values.get(i).get(), asked.get(i).runId())) {
+            taken.add(asked.get(i).requestId());
+          }
+          answers.answered();
+        } catch (JedisException e) {
+          answers.missed(values.get(i).node(), e); // knows nothing of it: says none, as before
+        }
+      }
+      answers.settle(round, readTimer, start);
     }
     return taken;
   }
 
   @Override
-  public void markDone(String owner, Collection<Marker> markers) {
+  public Set<String> markDone(String owner, Collection<Marker> markers) {
     if (markers.isEmpty()) {
-      return;
+      return Set.of();
     }
-    checkAvailable();
     long start = nanoTime.getAsLong();
-    try (AbstractPipeline pipeline = client.pipelined()) {
-      setDone(pipeline, owner, markers);
-      pipeline.sync();
-    } catch (JedisException e) {
-      throw unavailable("done", e);
+    try (NodeRound round = round()) {
+      Map<String, List<NodeRound.Reply<String>>> done = new HashMap<>();
+      setDone(round, owner, markers, done);
+      round.sync();
+      Answers answers = new Answers("done");
+      Set<String> unwritten = answers.unwritten(done);
+      answers.settle(round, doneTimer, start);
+      return unwritten;
     }
-    answered("done", doneTimer, start);
   }
 
   @Override
@@ -234,94 +256,138 @@ public final class RedisDedup implements Dedup {
     if (events.isEmpty()) {
       return;
     }
-    checkAvailable();
     long start = nanoTime.getAsLong();
     // EVAL, not EVALSHA: releases are rare, and EVAL cannot fail with NOSCRIPT after a restart.
-    try (AbstractPipeline pipeline = client.pipelined()) {
+    try (NodeRound round = round()) {
+      List<NodeRound.Reply<Object>> replies = new ArrayList<>(events.size());
       for (EventKey event : events) {
-        pipeline.eval(
-            RELEASE_SCRIPT,
-            List.of(key(event.requestId())),
-            List.of(MarkerValues.processing(owner, event.runId())));
+        String key = key(event.requestId());
+        List<String> arg = List.of(MarkerValues.processing(owner, event.runId()));
+        replies.add(round.add(key, p -> p.eval(RELEASE_SCRIPT, List.of(key), arg)));
       }
-      pipeline.sync();
-    } catch (JedisException e) {
-      throw unavailable("release", e);
+      round.sync();
+      Answers answers = new Answers("release");
+      for (NodeRound.Reply<Object> reply : replies) {
+        try {
+          reply.get();
+          answers.answered();
+        } catch (JedisException e) {
+          answers.missed(reply.node(), e); // the claim expires after the claim TTL
+        }
+      }
+      answers.settle(round, releaseTimer, start);
     }
-    answered("release", releaseTimer, start);
   }
 
-  private void setDone(AbstractPipeline pipeline, String owner, Collection<Marker> markers) {
+  private NodeRound round() {
+    return new NodeRound(nodes, health::backingOff, syncPool);
+  }
+
+  private void setDone(
+      NodeRound round,
+      String owner,
+      Collection<Marker> markers,
+      Map<String, List<NodeRound.Reply<String>>> done) {
     for (Marker marker : markers) {
       EventKey event = marker.event();
-      pipeline.set(
-          key(event.requestId()),
-          MarkerValues.done(owner, event.runId(), marker.stale()),
-          doneParams);
+      String key = key(event.requestId());
+      String value = MarkerValues.done(owner, event.runId(), marker.stale());
+      done.computeIfAbsent(event.requestId(), id -> new ArrayList<>())
+          .add(round.add(key, p -> p.set(key, value, doneParams)));
     }
   }
 
   /**
-   * Records a round trip that Redis answered. One slower than {@code slowAfter} is used, but the
-   * next calls back off as after a failure: a Redis that answers near its timeout would otherwise
-   * hold every batch that long, and enough of them in one transaction pass its timeout, abort it
-   * and repeat (D42).
+   * What one call's answers came to: how many keys were answered, which nodes missed which. Settled
+   * once per call: a call that no node answered throws, as one Redis that is away did.
    */
-  private void answered(String op, Timer timer, long startNanos) {
-    long took = nanoTime.getAsLong() - startNanos;
-    timer.record(took, TimeUnit.NANOSECONDS);
-    if (took > slowAfterNanos) {
-      retryAtNanos.set(nanoTime.getAsLong() + retryBackoffNanos);
-      if (available.compareAndSet(true, false)) {
-        log.warn(
-            "redis slow: a {} took {} ms, over REDIS_SLOW_MS={}; deciding on the run store alone"
-                + " (degraded) for {} ms before asking again",
-            op,
-            took / 1_000_000,
-            slowAfterNanos / 1_000_000,
-            retryBackoffNanos / 1_000_000);
-      }
-      return;
+  private final class Answers {
+    private final String op;
+    private int answered;
+    private int missed;
+    private final Map<HostAndPort, Integer> decidedAloneByNode = new HashMap<>();
+    private JedisException firstError;
+
+    Answers(String op) {
+      this.op = op;
     }
-    recovered();
+
+    void answered() {
+      answered++;
+    }
+
+    void missed(HostAndPort node, JedisException e) {
+      missed++;
+      if (firstError == null) {
+        firstError = e;
+      }
+      if (e instanceof JedisRedirectionException
+          || (e.getMessage() != null && e.getMessage().startsWith("READONLY"))
+          || node == null) {
+        nodes.topologyChanged(); // a slot moved or a replica took over
+      }
+    }
+
+    /** A claim on {@code node}'s key is decided on the run store alone. */
+    void decidedAlone(HostAndPort node) {
+      if (node != null) {
+        decidedAloneByNode.merge(node, 1, Integer::sum);
+      }
+    }
+
+    /** The request ids of {@code done} markers whose SET was not answered. */
+    Set<String> unwritten(Map<String, List<NodeRound.Reply<String>>> done) {
+      Set<String> unwritten = new HashSet<>();
+      done.forEach(
+          (id, replies) -> {
+            for (NodeRound.Reply<String> reply : replies) {
+              try {
+                reply.get();
+                answered();
+              } catch (JedisException e) {
+                missed(reply.node(), e);
+                unwritten.add(id);
+              }
+            }
+          });
+      return unwritten;
+    }
+
+    /**
+     * Records the round trip: nodes that failed back off; a round slower than {@code slowAfter}
+     * makes the nodes it asked back off too (D42), as one slow Redis did.
+     *
+     * @throws DedupUnavailableException if nothing was answered
+     */
+    void settle(NodeRound round, Timer timer, long startNanos) {
+      Map<HostAndPort, JedisException> failed = round.failed();
+      failed.forEach((node, e) -> health.failed(node, op, e));
+      if (!failed.isEmpty()) {
+        nodes.topologyChanged();
+      }
+      decidedAloneByNode.forEach(health::fellBack);
+      if (answered == 0 && missed > 0) {
+        throw new DedupUnavailableException("redis unavailable during " + op, firstError);
+      }
+      long took = nanoTime.getAsLong() - startNanos;
+      timer.record(took, TimeUnit.NANOSECONDS);
+      Set<HostAndPort> answering = round.answered();
+      if (took > slowAfterNanos) {
+        health.slow(answering, op, took, slowAfterNanos);
+        return;
+      }
+      answering.forEach(health::answered);
+    }
   }
 
   private String key(String requestId) {
     return keyPrefix + requestId;
   }
 
-  private void checkAvailable() {
-    if (!available.get() && nanoTime.getAsLong() - retryAtNanos.get() < 0) {
-      throw new DedupUnavailableException("redis unavailable (backing off)", null);
-    }
-  }
-
-  private DedupUnavailableException unavailable(String op, JedisException e) {
-    retryAtNanos.set(nanoTime.getAsLong() + retryBackoffNanos);
-    if (available.compareAndSet(true, false)) {
-      log.warn(
-          "redis unavailable during {}: deciding on the run store alone (degraded) until it"
-              + " answers again: {}",
-          op,
-          e.toString());
-    }
-    return new DedupUnavailableException("redis unavailable during " + op, e);
-  }
-
-  private void recovered() {
-    if (available.compareAndSet(false, true)) {
-      log.info("redis available again: dedup claims resumed");
-    }
-  }
-
-  /** Whether the last call reached Redis. */
-  public boolean available() {
-    return available.get();
-  }
-
   @Override
   public void close() {
-    client.close();
+    syncPool.shutdownNow();
+    nodes.close();
   }
 
   /** Settings of the Redis dedup layer. */

@@ -124,6 +124,12 @@ final class RedisClaims {
             roundTrip.claim(
                 owner, events, wallClock.getAsLong(), settings.batchInterval().toMillis());
         budget.spend(System.nanoTime() - start);
+        if (!degrade && answer.claims().containsValue(Claim.UNAVAILABLE)) {
+          // Block mode holds a batch until every node it needs answers (D82); the claims taken
+          // meanwhile read back as this task's.
+          waitForRedis(new DedupUnavailableException("a redis node did not answer", null));
+          continue;
+        }
         blockedSinceNanos = -1;
         return answer;
       } catch (DedupUnavailableException e) {
@@ -214,8 +220,9 @@ final class RedisClaims {
       return;
     }
     try {
-      if (!writeMarkers(left.owed())) {
-        log.warn("{} done markers not written at close: Redis did not answer", left.owed().size());
+      int unwritten = left.owed().size() - writeMarkers(left.owed()).size();
+      if (unwritten > 0) {
+        log.warn("{} done markers not written at close: Redis did not answer", unwritten);
       }
     } catch (RuntimeException e) {
       log.warn("done markers not written at close (claims expire after the TTL): {}", e.toString());
@@ -244,21 +251,22 @@ final class RedisClaims {
    * they keep waiting; at most a batch's worth, as no claim is held meanwhile.
    */
   private void writeOwed() {
-    List<Marker> markers = roundTrip.owed(owner);
-    if (writeMarkers(markers)) {
-      roundTrip.wrote(owner, markers);
-      faultHook.afterMarkDone(markers.stream().map(Marker::requestId).toList());
+    List<Marker> written = writeMarkers(roundTrip.owed(owner));
+    if (!written.isEmpty()) {
+      roundTrip.wrote(owner, written);
+      faultHook.afterMarkDone(written.stream().map(Marker::requestId).toList());
     }
   }
 
-  private boolean writeMarkers(List<Marker> markers) {
+  /** The markers written; those whose node did not answer keep waiting (D82). */
+  private List<Marker> writeMarkers(List<Marker> markers) {
     long start = System.nanoTime();
     try {
-      dedup.markDone(owner, markers);
-      return true;
+      Set<String> unwritten = dedup.markDone(owner, markers);
+      return markers.stream().filter(m -> !unwritten.contains(m.requestId())).toList();
     } catch (DedupUnavailableException e) {
       log.debug("done markers not written yet: {}", e.getMessage());
-      return false;
+      return List.of();
     } finally {
       budget.spend(System.nanoTime() - start);
     }

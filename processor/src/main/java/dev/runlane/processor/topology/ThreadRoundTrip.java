@@ -1,8 +1,10 @@
 package dev.runlane.processor.topology;
 
 import dev.runlane.processor.dedup.Claim;
+import dev.runlane.processor.dedup.ClaimAnswer;
 import dev.runlane.processor.dedup.ClaimRequest;
 import dev.runlane.processor.dedup.Dedup;
+import dev.runlane.processor.dedup.DedupUnavailableException;
 import dev.runlane.processor.dedup.EventKey;
 import dev.runlane.processor.dedup.Marker;
 import java.util.ArrayList;
@@ -147,27 +149,55 @@ final class ThreadRoundTrip {
             owners.add(other);
           }
         });
-    List<Map<String, Claim>> answers = dedup.claim(requests);
+    ClaimAnswer answer;
+    try {
+      answer = dedup.claim(requests);
+    } catch (DedupUnavailableException e) {
+      if (claims.isEmpty()) {
+        throw e;
+      }
+      // The answers another task's round trip took for this one stand: only the ids asked now
+      // are decided on the run store (D82). Thrown away, their claims would wait out the TTL.
+      toAsk.forEach(event -> claims.put(event.requestId(), Claim.UNAVAILABLE));
+      return new Answer(claims, List.of());
+    }
     List<String> written = new ArrayList<>();
     for (int i = 0; i < requests.size(); i++) {
       ClaimRequest request = requests.get(i);
       Share share = shares.get(owners.get(i));
-      request.doneFirst().forEach(m -> share.owed.remove(m.requestId(), m));
-      request.doneFirst().forEach(m -> written.add(m.requestId()));
+      for (Marker m : request.doneFirst()) {
+        if (!answer.unwritten().contains(m.requestId())) { // else still owed (D82)
+          share.owed.remove(m.requestId(), m);
+          written.add(m.requestId());
+        }
+      }
       if (i == 0) {
-        claims.putAll(answers.get(0));
+        claims.putAll(answer.claims().get(0));
+        continue;
+      }
+      prefetched(share, request, answer.claims().get(i), nowMs);
+    }
+    return new Answer(claims, written);
+  }
+
+  /**
+   * Keeps the answers taken for another task's parked events. One whose node did not answer is not
+   * kept: the event stays parked, and the task's own drain asks again (D82).
+   */
+  private static void prefetched(
+      Share share, ClaimRequest request, Map<String, Claim> answers, long nowMs) {
+    for (EventKey event : request.events()) {
+      Claim claim = answers.get(event.requestId());
+      if (claim == null || claim == Claim.UNAVAILABLE) {
         continue;
       }
       if (share.prefetched.isEmpty()) {
         share.prefetchedAtMs = nowMs;
       }
-      share.prefetched.putAll(answers.get(i));
-      for (EventKey event : request.events()) {
-        share.prefetchedKeys.put(event.requestId(), event);
-        share.parked.remove(event.requestId());
-      }
+      share.prefetched.put(event.requestId(), claim);
+      share.prefetchedKeys.put(event.requestId(), event);
+      share.parked.remove(event.requestId());
     }
-    return new Answer(claims, written);
   }
 
   /**

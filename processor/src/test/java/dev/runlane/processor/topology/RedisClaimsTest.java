@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.runlane.common.generation.Replay;
 import dev.runlane.processor.ProcessorConfig.RedisFailureMode;
 import dev.runlane.processor.dedup.Claim;
+import dev.runlane.processor.dedup.ClaimAnswer;
 import dev.runlane.processor.dedup.ClaimRequest;
 import dev.runlane.processor.dedup.Dedup;
 import dev.runlane.processor.dedup.DedupUnavailableException;
@@ -17,6 +18,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,7 +37,7 @@ class RedisClaimsTest {
     final List<Collection<EventKey>> released = new ArrayList<>();
 
     @Override
-    public List<Map<String, Claim>> claim(List<ClaimRequest> requests) {
+    public ClaimAnswer claim(List<ClaimRequest> requests) {
       if (!answers) {
         throw new DedupUnavailableException("not answering", null);
       }
@@ -46,12 +48,13 @@ class RedisClaimsTest {
         request.events().forEach(e -> claims.put(e.requestId(), Claim.NEW));
         answers.add(claims);
       }
-      return answers;
+      return new ClaimAnswer(answers, Set.of());
     }
 
     @Override
-    public void markDone(String owner, Collection<Marker> markers) {
+    public Set<String> markDone(String owner, Collection<Marker> markers) {
       markedDone.add(markers.stream().map(Marker::requestId).toList());
+      return Set.of();
     }
 
     @Override
