@@ -260,10 +260,27 @@ public final class ControlTopic {
      * @throws org.apache.kafka.common.errors.ProducerFencedException if another writer took over
      */
     public void write(Generation generation) {
+      write(records(topic, pipeline, generation), "the generation record");
+    }
+
+    /**
+     * Makes {@code retired} the pipeline's list of retired inputs (D71), in a transaction of its
+     * own.
+     *
+     * @throws org.apache.kafka.common.errors.ProducerFencedException if another writer took over
+     */
+    public void write(RetiredInputs retired) {
+      write(
+          List.of(new ProducerRecord<>(topic, 0, RetiredInputs.key(pipeline), retired.encode())),
+          "the list of retired inputs");
+    }
+
+    /** Writes {@code records} in one transaction. */
+    private void write(List<ProducerRecord<String, byte[]>> records, String what) {
       producer.beginTransaction();
       try {
         List<Future<RecordMetadata>> sent = new ArrayList<>();
-        for (ProducerRecord<String, byte[]> r : records(topic, pipeline, generation)) {
+        for (ProducerRecord<String, byte[]> r : records) {
           sent.add(producer.send(r));
         }
         for (Future<RecordMetadata> f : sent) {
@@ -277,31 +294,7 @@ public final class ControlTopic {
       } catch (ExecutionException | TimeoutException e) {
         abortQuietly(e);
         throw new KafkaException(
-            "could not write the generation record to " + topic + ": " + e.getCause(), e);
-      }
-    }
-
-    /**
-     * Makes {@code retired} the pipeline's list of retired inputs (D71), in a transaction of its
-     * own.
-     *
-     * @throws org.apache.kafka.common.errors.ProducerFencedException if another writer took over
-     */
-    public void write(RetiredInputs retired) {
-      producer.beginTransaction();
-      try {
-        producer
-            .send(new ProducerRecord<>(topic, 0, RetiredInputs.key(pipeline), retired.encode()))
-            .get(30, TimeUnit.SECONDS);
-        producer.commitTransaction();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        abortQuietly(e);
-        throw new KafkaException("interrupted writing " + topic, e);
-      } catch (ExecutionException | TimeoutException e) {
-        abortQuietly(e);
-        throw new KafkaException(
-            "could not write the list of retired inputs to " + topic + ": " + e.getCause(), e);
+            "could not write " + what + " to " + topic + ": " + e.getCause(), e);
       }
     }
 
