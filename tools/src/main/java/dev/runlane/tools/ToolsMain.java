@@ -5,8 +5,6 @@ import dev.runlane.common.kafka.KafkaClientSettings;
 import dev.runlane.sink.SinkConfig;
 import dev.runlane.tools.dlq.DlqCommands;
 import dev.runlane.tools.generation.AbortProcedure;
-import dev.runlane.tools.generation.CatchUpProcedure;
-import dev.runlane.tools.generation.GrowProcedure;
 import dev.runlane.tools.generation.Pipeline;
 import dev.runlane.tools.generation.ReplayProcedure;
 import dev.runlane.tools.generation.StatusReport;
@@ -45,7 +43,7 @@ import picocli.CommandLine.Option;
     subcommands = {
       ToolsMain.Status.class,
       ToolsMain.ReplayCommand.class,
-      ToolsMain.PartitionsCommand.class,
+      PartitionsCommands.PartitionsCommand.class,
       ToolsMain.DlqCommand.class,
       ToolsMain.SinkCommand.class,
       LedgerCommands.Trace.class,
@@ -234,110 +232,6 @@ public final class ToolsMain implements Runnable {
       try (Pipeline pipeline = context.pipeline()) {
         new AbortProcedure(pipeline, new Steps(context.out()))
             .run(new AbortProcedure.Options(false, Duration.ZERO, Duration.ZERO));
-      }
-      return ExitCodes.OK;
-    }
-  }
-
-  @Command(
-      name = "partitions",
-      mixinStandardHelpOptions = true,
-      description = "Partition growth.",
-      footer = ExitCodes.HELP,
-      subcommands = {Grow.class, CatchUp.class})
-  static final class PartitionsCommand extends Base implements Runnable {
-    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
-
-    @Override
-    public void run() {
-      spec.commandLine().usage(spec.commandLine().getOut());
-    }
-  }
-
-  @Command(
-      name = "grow",
-      mixinStandardHelpOptions = true,
-      description = {
-        "Moves the pipeline to a new input topic with more partitions while Sume keeps"
-            + " delivering: the ingress switches at once, the current processors drain the old"
-            + " input, the new generation's run store is seeded with every run's state, then the"
-            + " processors switch. Re-run the same command to resume after a timeout.",
-        "With --abort, cancels a grow that is not active yet: the generation it grew is active"
-            + " again and what the ingress wrote to the new topic is copied back."
-      },
-      footer = ExitCodes.HELP)
-  static final class Grow extends Base implements Callable<Integer> {
-    @Option(names = "--to", description = "The new partition count.")
-    Integer to;
-
-    @Option(
-        names = "--abort",
-        description = "Cancel the grow in progress instead (D76); --to is not needed.")
-    boolean abort;
-
-    @Option(names = "--dry-run", description = "Check and print the plan; change nothing.")
-    boolean dryRun;
-
-    @Option(
-        names = "--quiet-seconds",
-        description =
-            "How long the old input must also receive nothing once every ingress acknowledged"
-                + " the new one (default: none when an ingress acknowledged, 10 when none did:"
-                + " ingresses that predate the acknowledgements write none).")
-    Long quietSeconds;
-
-    @Option(
-        names = "--timeout-seconds",
-        defaultValue = "1800",
-        description = "How long each wait may take (default: ${DEFAULT-VALUE}).")
-    long timeoutSeconds;
-
-    @Override
-    public Integer call() {
-      if (abort) {
-        try (Pipeline pipeline = context.pipeline()) {
-          new AbortProcedure(pipeline, new Steps(context.out()))
-              .run(
-                  new AbortProcedure.Options(
-                      true,
-                      quietSeconds == null ? Duration.ZERO : Duration.ofSeconds(quietSeconds),
-                      Duration.ofSeconds(timeoutSeconds)));
-        }
-        return ExitCodes.OK;
-      }
-      if (to == null) {
-        throw new BadUsage("--to <count> is required (or --abort)");
-      }
-      try (Pipeline pipeline = context.pipeline()) {
-        new GrowProcedure(pipeline, new Steps(context.out()), Clock.systemUTC())
-            .run(
-                new GrowProcedure.Options(
-                    to,
-                    dryRun,
-                    quietSeconds == null ? null : Duration.ofSeconds(quietSeconds),
-                    Duration.ofSeconds(timeoutSeconds)));
-      }
-      return ExitCodes.OK;
-    }
-  }
-
-  @Command(
-      name = "catch-up",
-      mixinStandardHelpOptions = true,
-      description = {
-        "Copies what was written to an input a grow retired, after the grow copied it, into the"
-            + " active input (an ingress with another TOPIC_CONTROL wrote it;"
-            + " runlane_processor_retired_input_unread_records counts it)."
-      },
-      footer = ExitCodes.HELP)
-  static final class CatchUp extends Base implements Callable<Integer> {
-    @Option(names = "--dry-run", description = "Count what would be copied; change nothing.")
-    boolean dryRun;
-
-    @Override
-    public Integer call() {
-      try (Pipeline pipeline = context.pipeline()) {
-        new CatchUpProcedure(pipeline, new Steps(context.out())).run(dryRun);
       }
       return ExitCodes.OK;
     }

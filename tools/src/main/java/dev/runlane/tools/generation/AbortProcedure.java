@@ -21,9 +21,9 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Nothing of the cancelled generation ran: processors run a generation only once it is ACTIVE.
  * The one made active again starts from its own committed offsets and stores, as after a restart,
  * so it neither applies anything twice nor misses anything of its input. What a cancelled grow's
- * ingress wrote to the grow's input is copied back into that input, exactly once: a first pass
- * before the ingress moves back, a second once the grow's input is quiet. The cancelled number is
- * never used again (its topics may be left behind).
+ * ingress wrote to the grow's input is copied back into that input, exactly once: one copy before
+ * the ingress moves back, a second once the grow's input is quiet. The cancelled number is never
+ * used again (its topics may be left behind).
  */
 public final class AbortProcedure {
   /**
