@@ -10,6 +10,10 @@ import org.apache.kafka.common.errors.RetriableException;
 public final class ControlViewStale extends RetriableException {
   private static final long serialVersionUID = 1L;
 
+  ControlViewStale(String message) {
+    super(message);
+  }
+
   ControlViewStale(String controlTopic, Duration age, Duration bound) {
     super(
         "the control topic "

@@ -48,6 +48,7 @@ public final class InputFollower implements InputLeases, AutoCloseable {
   private final Function<String, Boolean> metadataReady;
   private final IngressAnnouncer announcer;
   private final Duration staleAfter;
+  private final Duration deliveryTimeout;
   private final Duration goneAfter;
   private final Runnable beforeRead;
   private final ScheduledExecutorService follower;
@@ -147,6 +148,7 @@ public final class InputFollower implements InputLeases, AutoCloseable {
     this.metadataReady = metadataReady;
     this.announcer = announcer;
     this.staleAfter = s.staleAfter();
+    this.deliveryTimeout = s.deliveryTimeout();
     this.goneAfter = staleAfter.plus(s.deliveryTimeout()).plus(IngressAnnouncer.EVERY);
     this.beforeRead = s.beforeRead();
     this.current = new WriteTarget(topic);
@@ -192,6 +194,9 @@ public final class InputFollower implements InputLeases, AutoCloseable {
       WriteTarget target = current;
       if (target.tryAcquire()) {
         return target;
+      }
+      if (target == current) { // retired and not replaced: the ingress is stopping
+        throw new ControlViewStale("the ingress is stopping: nothing more is written");
       }
     }
   }
@@ -272,15 +277,18 @@ public final class InputFollower implements InputLeases, AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    draining.removeIf(WriteTarget::drained);
-    if (draining.isEmpty()) {
+    // Withdraw only once every write this ingress started was answered: until then a grow must
+    // keep waiting for it, so a write still on its way to a retired input is not left behind (D71).
+    current.retire();
+    draining.add(current);
+    long deadline = System.nanoTime() + deliveryTimeout.toNanos();
+    while (!draining.stream().allMatch(WriteTarget::drained) && System.nanoTime() - deadline < 0) {
+      LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+    }
+    if (draining.stream().allMatch(WriteTarget::drained)) {
       announcer.withdraw(Duration.ofSeconds(2));
     } else {
-      // A write to the old input is still unanswered: a grow must keep waiting for this ingress
-      // until its bound passes, so its last acknowledgement stays (D71).
-      log.info(
-          "stopping with writes to {} in flight: acknowledgement left to expire",
-          draining.get(0).topic());
+      log.info("stopping with writes unanswered: this ingress's acknowledgement is left to expire");
     }
     control.close();
   }
