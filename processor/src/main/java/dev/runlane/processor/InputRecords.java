@@ -38,6 +38,21 @@ final class InputRecords implements InputReader {
             return t;
           });
 
+  /**
+   * Where tasks ask whether they are behind their input (the reorder window's idle clock, D72): one
+   * thread and one consumer per application id, as these are asked up to once a second per task.
+   */
+  private static final ExecutorService POSITIONS =
+      Executors.newSingleThreadExecutor(
+          r -> {
+            Thread t = new Thread(r, "processor-input-positions");
+            t.setDaemon(true);
+            return t;
+          });
+
+  private static final Map<String, KafkaConsumer<byte[], byte[]>> POSITION_READERS =
+      new HashMap<>(); // only touched on POSITIONS
+
   /** Long enough for a slow broker; past it the stream thread fails and its tasks start again. */
   static final Duration READ_TIMEOUT = Duration.ofSeconds(60);
 
@@ -107,6 +122,30 @@ final class InputRecords implements InputReader {
   public CompletableFuture<OptionalLong> lastUncommittedAsync(
       TopicPartition partition, String applicationId) {
     return CompletableFuture.supplyAsync(() -> lastUncommitted(partition, applicationId), LOOKUPS);
+  }
+
+  @Override
+  public CompletableFuture<Boolean> behindAsync(
+      TopicPartition partition, String applicationId, long highestRead) {
+    return CompletableFuture.supplyAsync(
+        () -> {
+          KafkaConsumer<byte[], byte[]> consumer =
+              POSITION_READERS.computeIfAbsent(
+                  applicationId,
+                  id -> {
+                    Map<String, Object> settings = new HashMap<>(consumerSettings);
+                    settings.put(ConsumerConfig.GROUP_ID_CONFIG, id);
+                    settings.put(ConsumerConfig.CLIENT_ID_CONFIG, id + "-positions");
+                    return new KafkaConsumer<>(
+                        settings, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+                  });
+          long end = endOf(consumer, partition);
+          OffsetAndMetadata committed =
+              consumer.committed(Set.of(partition), READ_TIMEOUT).get(partition);
+          long reached = Math.max(highestRead + 1, committed == null ? 0 : committed.offset());
+          return reached < end;
+        },
+        POSITIONS);
   }
 
   /**

@@ -75,6 +75,9 @@ class DecisionLedgerIT {
       awaitDecisions(infra, decisions, 5);
       d.post(a, "a0", T0.plusMillis(500)); // older than a3: stale
       d.post(b, "a1", T0.plusSeconds(1)); // a1 on another run: reused
+      // a0 waits for a drain, a record that is no envelope is decided as it is read: the trace's
+      // time order is the order sent only once a0 is decided.
+      awaitDecisions(infra, decisions, 7);
       notAnEnvelope(infra, d, a);
       awaitDecisions(infra, decisions, 8);
 

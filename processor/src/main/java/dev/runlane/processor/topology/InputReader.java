@@ -47,6 +47,16 @@ public interface InputReader {
   OptionalLong lastUncommitted(TopicPartition partition, String applicationId);
 
   /**
+   * Whether the task that has read {@code partition} up to {@code highestRead} is behind its input:
+   * the input's last stable offset is past both that and the group's committed offset. Looked up
+   * off the stream thread; without a broker (TopologyTestDriver) never behind.
+   */
+  default CompletableFuture<Boolean> behindAsync(
+      TopicPartition partition, String applicationId, long highestRead) {
+    return CompletableFuture.completedFuture(false);
+  }
+
+  /**
    * {@link #lastUncommitted}, answered later: a task starts on its stream thread, which must not
    * wait on brokers while its transaction is open (D67). Here at once, on the calling thread.
    */

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.LongFunction;
 import java.util.function.LongSupplier;
 
 /**
@@ -66,6 +67,21 @@ final class ReorderWindow {
   /** The highest input offset the task has read since it started, or -1. */
   private long highestRead = -1;
 
+  /** How long a look at the input saying the task is not behind lets the idle clock release. */
+  static final long NOT_BEHIND_FOR_MS = 1000;
+
+  /** Asks whether the task is behind its input, given its highest read offset (D72). */
+  private LongFunction<CompletableFuture<Boolean>> behind =
+      read -> CompletableFuture.completedFuture(false);
+
+  /** The look at the input in flight, or null; and when it was asked. */
+  private CompletableFuture<Boolean> behindCheck;
+
+  private long behindCheckAtMs;
+
+  /** When the last look found the task not behind, or -1. */
+  private long notBehindAtMs = -1;
+
   ReorderWindow(
       ReorderBuffer held,
       ParkedEvents parked,
@@ -90,8 +106,46 @@ final class ReorderWindow {
    * and the cap wait (D67). Looked up off the stream thread, which must not wait on brokers while
    * its transaction is open.
    */
-  void awaitRead(CompletableFuture<OptionalLong> tail) {
+  void awaitRead(
+      CompletableFuture<OptionalLong> tail, LongFunction<CompletableFuture<Boolean>> behind) {
     this.tail = tail;
+    this.behind = behind;
+  }
+
+  /**
+   * Whether a look at the input at most {@link #NOT_BEHIND_FOR_MS} old found the task not behind
+   * it; if none did, asks again (off the stream thread) and answers false meanwhile. An idle clock
+   * runs on the wall clock while the task reads nothing; a task that reads nothing because it lags
+   * (its thread busy, its fetches late) is not idle, and releasing by that clock would apply an
+   * event before an older one of its run that is still unread within the window (D72).
+   */
+  private boolean notBehind() {
+    long now = wallClock.getAsLong();
+    if (behindCheck != null && behindCheck.isDone()) {
+      if (!behindCheck.isCompletedExceptionally() && !behindCheck.join()) {
+        notBehindAtMs = behindCheckAtMs;
+      }
+      behindCheck = null;
+    }
+    if (notBehindAtMs >= 0 && now - notBehindAtMs <= NOT_BEHIND_FOR_MS) {
+      return true;
+    }
+    if (behindCheck == null) {
+      behindCheck = behind.apply(highestRead);
+      behindCheckAtMs = now;
+      return notBehind(behindCheck);
+    }
+    return false;
+  }
+
+  /** A look answered at once (no broker) counts at once. */
+  private boolean notBehind(CompletableFuture<Boolean> check) {
+    if (check.isDone() && !check.isCompletedExceptionally() && !check.join()) {
+      notBehindAtMs = behindCheckAtMs;
+      behindCheck = null;
+      return true;
+    }
+    return false;
   }
 
   /** The task read the input record at {@code offset}, whatever becomes of it. */
@@ -199,7 +253,7 @@ final class ReorderWindow {
     boolean awaiting = awaitingTail();
     if (awaiting) {
       lastDrainAtMs = -1; // the clock starts at the first drain after the tail is read (D67)
-    } else if (moveIdleClock(streamTimeMs) && nothingParked && held.size() > 0) {
+    } else if (moveIdleClock(streamTimeMs) && nothingParked && held.size() > 0 && notBehind()) {
       // Nothing arrives to move this task's time on: let it move with the wall clock from where
       // its records left it, so that an idle partition does not hold its events for ever. Not
       // from the wall clock itself: releasing every restored event at once would make stale

@@ -123,7 +123,9 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
             : new ReorderWindow(
                 held, parked, runs, ranges, metrics, settings, context::currentSystemTimeMs);
     if (window != null) {
-      window.awaitRead(inputReader.lastUncommittedAsync(input, context.applicationId()));
+      window.awaitRead(
+          inputReader.lastUncommittedAsync(input, context.applicationId()),
+          read -> inputReader.behindAsync(input, context.applicationId(), read));
     }
     // Stable across restarts and failover; a zombie with the same task id is fenced
     // (design.md §6.1).

@@ -10,9 +10,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.LongFunction;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Serde;
@@ -136,7 +138,7 @@ class ReorderWindowTest {
   @Test
   void theIdleClockStartsOnlyOnceTheTaskHasReadWhatItsLastCommitDidNotCover() {
     window.hold(0, event("run-1", "a", 1, T0), Outcome.APPLY);
-    window.awaitRead(CompletableFuture.completedFuture(OptionalLong.of(7)));
+    window.awaitRead(CompletableFuture.completedFuture(OptionalLong.of(7)), NOT_BEHIND);
     for (int i = 0; i < 8; i++) {
       window.drained(T0, true);
       wallClockMs += ReorderWindow.MAX_IDLE_STEP_MS;
@@ -159,7 +161,7 @@ class ReorderWindowTest {
   void theClockWaitsForTheLookupAndNotForARecordAlreadyReadAgain() {
     window.hold(0, event("run-1", "a", 1, T0), Outcome.APPLY);
     CompletableFuture<OptionalLong> tail = new CompletableFuture<>();
-    window.awaitRead(tail);
+    window.awaitRead(tail, NOT_BEHIND);
     for (int i = 0; i < 8; i++) {
       window.drained(T0, true);
       wallClockMs += ReorderWindow.MAX_IDLE_STEP_MS;
@@ -177,9 +179,43 @@ class ReorderWindowTest {
 
   @Test
   void aFailedLookupFailsTheDrain() {
-    window.awaitRead(CompletableFuture.failedFuture(new IllegalStateException("broker gone")));
+    window.awaitRead(
+        CompletableFuture.failedFuture(new IllegalStateException("broker gone")), NOT_BEHIND);
     assertThatThrownBy(() -> window.drained(T0, true))
         .isInstanceOf(IllegalStateException.class)
         .hasRootCauseMessage("broker gone");
   }
+
+  /**
+   * A task that reads nothing because it lags is not idle: while a look at the input finds it
+   * behind, the idle clock releases nothing, whatever the wall clock says (D72).
+   */
+  @Test
+  void theIdleClockReleasesNothingWhileTheTaskIsBehindItsInput() {
+    window.hold(0, event("run-1", "a", 1, T0), Outcome.APPLY);
+    CompletableFuture<Boolean> behind = CompletableFuture.completedFuture(true);
+    List<Long> askedAt = new ArrayList<>();
+    window.awaitRead(
+        CompletableFuture.completedFuture(OptionalLong.empty()),
+        read -> {
+          askedAt.add(read);
+          return behind;
+        });
+    window.read(3);
+    for (int i = 0; i < 12; i++) {
+      window.drained(T0, true);
+      wallClockMs += ReorderWindow.MAX_IDLE_STEP_MS;
+    }
+    assertThat(applied()).as("3 s of drains, the task behind its input").isEmpty();
+    assertThat(askedAt).as("asked with the highest offset read").contains(3L);
+
+    window.awaitRead(
+        CompletableFuture.completedFuture(OptionalLong.empty()),
+        read -> CompletableFuture.completedFuture(false));
+    window.drained(T0, true);
+    assertThat(applied()).containsExactly("run-1");
+  }
+
+  private static final LongFunction<CompletableFuture<Boolean>> NOT_BEHIND =
+      read -> CompletableFuture.completedFuture(false);
 }
