@@ -96,10 +96,26 @@ public final class ControlTopic {
   }
 
   public static byte[] encode(Generation generation) {
+    return toJson(generation);
+  }
+
+  /** The control topic's JSON of any of its records (generations, retired inputs, acks). */
+  static byte[] toJson(Object value) {
     try {
-      return JSON.writeValueAsBytes(generation);
+      return JSON.writeValueAsBytes(value);
     } catch (JsonProcessingException e) {
-      throw new IllegalStateException("cannot encode " + generation, e);
+      throw new IllegalStateException("cannot encode " + value, e);
+    }
+  }
+
+  /**
+   * @throws IllegalArgumentException naming {@code what} if {@code json} is not one
+   */
+  static <T> T fromJson(byte[] json, Class<T> type, String what) {
+    try {
+      return JSON.readValue(json, type);
+    } catch (IOException | RuntimeException e) {
+      throw new IllegalArgumentException("unreadable " + what, e);
     }
   }
 

@@ -1,13 +1,8 @@
 package dev.runlane.common.generation;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.runlane.common.kafka.TopicEnsurer;
 import dev.runlane.common.kafka.TopicSettings;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -42,9 +37,6 @@ public record IngressAck(
     @JsonProperty("drained") boolean drained,
     @JsonProperty("stale_after_ms") long staleAfterMs,
     @JsonProperty("gone_after_ms") long goneAfterMs) {
-
-  private static final ObjectMapper JSON =
-      JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
 
   /** How long an ingress keeps its key after it stopped writing acknowledgements. */
   static final Duration RETENTION = Duration.ofHours(1);
@@ -93,21 +85,13 @@ public record IngressAck(
   }
 
   public byte[] encode() {
-    try {
-      return JSON.writeValueAsBytes(this);
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException("cannot encode " + this, e);
-    }
+    return ControlTopic.toJson(this);
   }
 
   /**
    * @throws IllegalArgumentException if {@code json} is not an acknowledgement
    */
   public static IngressAck decode(byte[] json) {
-    try {
-      return JSON.readValue(json, IngressAck.class);
-    } catch (IOException | RuntimeException e) {
-      throw new IllegalArgumentException("unreadable ingress acknowledgement", e);
-    }
+    return ControlTopic.fromJson(json, IngressAck.class, "ingress acknowledgement");
   }
 }

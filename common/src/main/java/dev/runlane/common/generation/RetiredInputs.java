@@ -1,11 +1,6 @@
 package dev.runlane.common.generation;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -21,9 +16,6 @@ import java.util.Objects;
  * @param inputs oldest first
  */
 public record RetiredInputs(@JsonProperty("inputs") List<Retired> inputs) {
-
-  private static final ObjectMapper JSON =
-      JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
 
   /**
    * @param input the retired topic
@@ -87,21 +79,13 @@ public record RetiredInputs(@JsonProperty("inputs") List<Retired> inputs) {
   }
 
   public byte[] encode() {
-    try {
-      return JSON.writeValueAsBytes(this);
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException("cannot encode " + this, e);
-    }
+    return ControlTopic.toJson(this);
   }
 
   /**
    * @throws IllegalArgumentException if {@code json} is not a list of retired inputs
    */
   public static RetiredInputs decode(byte[] json) {
-    try {
-      return JSON.readValue(json, RetiredInputs.class);
-    } catch (IOException | RuntimeException e) {
-      throw new IllegalArgumentException("unreadable list of retired inputs", e);
-    }
+    return ControlTopic.fromJson(json, RetiredInputs.class, "list of retired inputs");
   }
 }
