@@ -214,6 +214,19 @@ class ProcessorConfigTest {
   }
 
   @Test
+  void aCommitIntervalPastTheTransactionTimeoutIsRefusedByItsName() {
+    assertThatThrownBy(
+            () -> ProcessorConfig.fromEnv(Map.of("PROCESSOR_COMMIT_INTERVAL_MS", "15000")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining(
+            "PROCESSOR_COMMIT_INTERVAL_MS='15000' is not a number of milliseconds (10-10000)");
+    assertThat(
+            ProcessorConfig.fromEnv(Map.of("PROCESSOR_COMMIT_INTERVAL_MS", "10000"))
+                .commitInterval())
+        .isEqualTo(Duration.ofSeconds(10));
+  }
+
+  @Test
   void aClaimMustOutliveThreeBatchIntervals() {
     assertThatThrownBy(
             () ->

@@ -10,6 +10,7 @@ import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
+import dev.runlane.processor.topology.FaultHook;
 import dev.runlane.tools.generation.Pipeline;
 import dev.runlane.tools.ledger.AuditWatch;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -17,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -48,11 +50,28 @@ class DecisionLedgerIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int PARTITIONS = 3;
 
+  /** The decision of request id {@code poison} always throws, as a bug in deciding it would. */
+  private static final FaultHook POISON =
+      new FaultHook() {
+        @Override
+        public void afterMarkDone(Collection<String> requestIds) {}
+
+        @Override
+        public void beforeDecide(String requestId) {
+          if (requestId.equals("poison")) {
+            throw new IllegalArgumentException("cannot decide this one");
+          }
+        }
+      };
+
   @Test
   void traceShowsEveryDeliveryAndDecisionAndAuditBalancesUntilARecordIsLost(Infra infra)
       throws Exception {
     try (Deployment d =
-        new Deployment(infra, "ledger", PARTITIONS, 1).startIngress().startProcessors()) {
+        new Deployment(infra, "ledger", PARTITIONS, 1)
+            .withFaultHook(POISON)
+            .startIngress()
+            .startProcessors()) {
       d.with("PROCESSOR_URL", "http://127.0.0.1:" + d.processor(0).adminPort());
       String decisions = d.env().get("TOPIC_DECISIONS");
       String a = "run-a";
@@ -73,26 +92,29 @@ class DecisionLedgerIT {
       copy.get(30, TimeUnit.SECONDS);
       d.post(a, "a3", T0.plusSeconds(3));
       awaitDecisions(infra, decisions, 5);
+      // Its decision throws: three attempts abort their transactions, none of them is recorded;
+      // the dead letter is (D43, D86).
+      d.post(a, "poison", T0.plusSeconds(4));
+      awaitDecisions(infra, decisions, 6);
       d.post(a, "a0", T0.plusMillis(500)); // older than a3: stale
       d.post(b, "a1", T0.plusSeconds(1)); // a1 on another run: reused
       // a0 waits for a drain, a record that is no envelope is decided as it is read: the trace's
       // time order is the order sent only once a0 is decided.
-      awaitDecisions(infra, decisions, 7);
-      notAnEnvelope(infra, d, a);
       awaitDecisions(infra, decisions, 8);
+      notAnEnvelope(infra, d, a);
+      awaitDecisions(infra, decisions, 9);
 
       JsonNode trace = json(d.tool("trace", "--run", a, "--json"));
-      List<String> story = new ArrayList<>();
-      trace
-          .get("decisions")
-          .forEach(n -> story.add(text(n, "request_id") + " " + text(n, "outcome")));
-      assertThat(story)
+      List<JsonNode> told = new ArrayList<>();
+      trace.get("decisions").forEach(told::add);
+      assertThat(story(told))
           .containsExactly(
               "a1 applied",
               "a1 duplicate",
               "a2 applied",
               "a2 duplicate",
               "a3 applied",
+              "poison dead-lettered",
               "a0 stale",
               "bad invalid");
       JsonNode first = trace.get("decisions").get(0);
@@ -107,19 +129,22 @@ class DecisionLedgerIT {
       assertThat(first.get("received_at").asLong())
           .isPositive()
           .isLessThanOrEqualTo(first.get("decided_at").asLong());
-      JsonNode[] all = new JsonNode[7];
-      for (int i = 0; i < 7; i++) {
+      JsonNode[] all = new JsonNode[8];
+      for (int i = 0; i < 8; i++) {
         all[i] = trace.get("decisions").get(i);
       }
       assertThat(text(all[1], "layer")).isEqualTo("redis");
       assertThat(all[1].has("output")).isFalse();
       assertThat(text(all[3], "layer")).isIn("batch", "redis", "record");
-      assertThat(text(all[5], "layer")).isEqualTo("store");
-      assertThat(text(all[5], "output")).isEqualTo(d.topics.stale());
-      assertThat(text(all[6], "layer")).isEqualTo("intake");
-      assertThat(text(all[6], "reason")).isEqualTo("not_json");
-      assertThat(text(all[6], "output")).isEqualTo(d.topics.dlq());
-      assertThat(all[6].has("received_at")).isTrue();
+      assertThat(text(all[5], "layer")).isEqualTo("attempts");
+      assertThat(text(all[5], "reason")).isEqualTo("apply_failed");
+      assertThat(text(all[5], "output")).isEqualTo(d.topics.dlq());
+      assertThat(text(all[6], "layer")).isEqualTo("store");
+      assertThat(text(all[6], "output")).isEqualTo(d.topics.stale());
+      assertThat(text(all[7], "layer")).isEqualTo("intake");
+      assertThat(text(all[7], "reason")).isEqualTo("not_json");
+      assertThat(text(all[7], "output")).isEqualTo(d.topics.dlq());
+      assertThat(all[7].has("received_at")).isTrue();
       assertThat(trace.get("undecided")).isEmpty();
       assertThat(trace.get("runs_now").get(a).get("status").asInt()).isEqualTo(200);
       assertThat(text(trace.get("runs_now").get(a), "body")).contains("\"a3\"");
@@ -129,7 +154,7 @@ class DecisionLedgerIT {
               trace.get("decisions").findValues("input_offset").stream()
                   .map(JsonNode::asLong)
                   .distinct())
-          .hasSize(7);
+          .hasSize(8);
 
       Deployment.ToolRun byId = d.tool("trace", "--request-id", "a1");
       assertThat(byId.code()).as(byId.err()).isZero();
@@ -149,7 +174,7 @@ class DecisionLedgerIT {
 
       Deployment.ToolRun audit = d.tool("audit");
       assertThat(audit.code()).as(audit.out() + audit.err()).isZero();
-      assertThat(audit.out()).contains("balanced: 8 input records");
+      assertThat(audit.out()).contains("balanced: 9 input records");
       PrometheusMeterRegistry registry = Metrics.newRegistry("audit");
       try (Pipeline pipeline = new Pipeline(ToolsConfig.fromEnv(d.env()))) {
         AuditWatch watch =
@@ -157,7 +182,7 @@ class DecisionLedgerIT {
                 pipeline, new DecisionLogSettings(true, decisions, -1), registry, System.out);
         watch.auditOnce();
         assertThat(registry.get(AuditWatch.UNACCOUNTED).gauge().value()).isZero();
-        assertThat(registry.get(AuditWatch.CHECKED).gauge().value()).isEqualTo(8);
+        assertThat(registry.get(AuditWatch.CHECKED).gauge().value()).isEqualTo(9);
         loseRunEvents(infra, d, partition);
         watch.auditOnce();
         assertThat(registry.scrape())
@@ -179,6 +204,120 @@ class DecisionLedgerIT {
                   + " request_id=a1: applied, and its record is not in "
                   + d.topics.events());
     }
+  }
+
+  /**
+   * A processor killed with SIGKILL while its transaction holds three decisions, then a reprocess:
+   * each delivery is decided once per generation, the aborted attempt leaves no decision, the
+   * reprocess's re-derived and re-emitted decisions carry its replay id, and each generation's
+   * ledger balances.
+   */
+  @Test
+  void aKillAndAReprocessLeaveOneDecisionPerDeliveryAndGenerationAndTheLedgerBalances(Infra infra)
+      throws Exception {
+    // A long commit interval keeps the transaction open between the decisions and the kill.
+    try (Deployment d =
+        new Deployment(infra, "ledgerkill", PARTITIONS, 1)
+            .with("PROCESSOR_COMMIT_INTERVAL_MS", "9000")
+            .startIngress()) {
+      String decisions = d.env().get("TOPIC_DECISIONS");
+      String k = "run-k";
+      Instant from;
+      try (ProcessorJvm first = d.startProcessorJvm(0);
+          Jedis jedis = new Jedis(infra.redisUri())) {
+        for (int i = 1; i <= 3; i++) {
+          d.post(k, "k" + i, T0.plusSeconds(i));
+        }
+        awaitDecisions(infra, decisions, 3);
+        from = Instant.now();
+        for (int i = 4; i <= 6; i++) {
+          d.post(k, "k" + i, T0.plusSeconds(i));
+        }
+        // Marked done, so decided; a done marker is written before the transaction commits
+        // (design.md §6.2), and the log, read committed, shows the transaction still open.
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .untilAsserted(
+                () ->
+                    assertThat(
+                            List.of("k4", "k5", "k6").stream()
+                                .map(id -> String.valueOf(jedis.get(d.keyPrefix() + id))))
+                        .allMatch(v -> v.startsWith("done:")));
+        assertThat(Topics.readAll(infra.bootstrapServers(), decisions)).hasSize(3);
+        assertThat(first.kill()).as("exit code after SIGKILL").isEqualTo(137);
+        assertThat(Topics.readAll(infra.bootstrapServers(), decisions))
+            .as("decisions committed when the kill came: the open transaction's were not")
+            .hasSize(3);
+      }
+      d.with("PROCESSOR_COMMIT_INTERVAL_MS", "100").startProcessor(0);
+      awaitDecisions(infra, decisions, 6);
+      d.post(k, "k5", T0.plusSeconds(5)); // Sume's retry, once k5 is done
+      awaitDecisions(infra, decisions, 7);
+
+      List<JsonNode> live = decisionsOf(d, k, 0);
+      // The successor trusts no done marker of its own task for a newer event: the attempt that
+      // wrote it aborted (design.md §6.2).
+      assertThat(live.subList(3, 6))
+          .allSatisfy(n -> assertThat(text(n, "layer")).isEqualTo("store"));
+      assertThat(text(live.get(6), "layer")).isEqualTo("redis");
+      assertThat(live.stream().map(n -> n.get("input_offset").asLong()).distinct()).hasSize(7);
+      assertThat(story(live))
+          .containsExactly(
+              "k1 applied",
+              "k2 applied",
+              "k3 applied",
+              "k4 applied",
+              "k5 applied",
+              "k6 applied",
+              "k5 duplicate");
+      Deployment.ToolRun audit = d.tool("audit");
+      assertThat(audit.code()).as(audit.out() + audit.err()).isZero();
+      assertThat(audit.out()).contains("balanced: 7 input records");
+
+      Deployment.ToolRun reprocess =
+          d.tool("replay", "reprocess", "--from", from.toString(), "--timeout-seconds", "120");
+      assertThat(reprocess.code()).as(reprocess.err()).isZero();
+      d.awaitGeneration(1, Duration.ofSeconds(60));
+      String replay = d.generation().replay().id();
+      awaitDecisions(infra, decisions, 14);
+      List<JsonNode> again = decisionsOf(d, k, 1);
+      assertThat(again).allSatisfy(n -> assertThat(text(n, "replay")).isEqualTo(replay));
+      // Received before T: re-derived, nothing written; from T: emitted once more, marked.
+      assertThat(story(again))
+          .containsExactly(
+              "k1 re-derived",
+              "k2 re-derived",
+              "k3 re-derived",
+              "k4 applied",
+              "k5 applied",
+              "k6 applied",
+              "k5 duplicate");
+      Deployment.ToolRun audited = d.tool("audit");
+      assertThat(audited.code()).as(audited.out() + audited.err()).isZero();
+      assertThat(audited.out())
+          .contains("ledger of generation 1")
+          .contains("balanced: 7 input records");
+    }
+  }
+
+  /** Run {@code run}'s trace: generation {@code generation}'s decisions, in its order. */
+  private static List<JsonNode> decisionsOf(Deployment d, String run, int generation)
+      throws Exception {
+    List<JsonNode> out = new ArrayList<>();
+    json(d.tool("trace", "--run", run, "--json"))
+        .get("decisions")
+        .forEach(
+            n -> {
+              if (n.get("generation").asInt() == generation) {
+                out.add(n);
+              }
+            });
+    return out;
+  }
+
+  /** Each decision as "request_id outcome". */
+  private static List<String> story(List<JsonNode> decisions) {
+    return decisions.stream().map(n -> text(n, "request_id") + " " + text(n, "outcome")).toList();
   }
 
   /** A loss: the records of run a's partition taken out of the events topic. */

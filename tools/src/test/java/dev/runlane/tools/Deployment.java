@@ -11,6 +11,7 @@ import dev.runlane.common.generation.StateTopics;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.common.signature.SumeSignatureVerifier;
+import dev.runlane.embedded.FreePorts;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.Postgres;
 import dev.runlane.ingress.IngressApp;
@@ -226,11 +227,24 @@ final class Deployment implements AutoCloseable {
   }
 
   ProcessorConfig processorConfig(int i) {
+    return ProcessorConfig.fromEnv(processorEnv(i)).withPort(0);
+  }
+
+  private Map<String, String> processorEnv(int i) {
     Map<String, String> e = new LinkedHashMap<>(env);
     e.put("PROCESSOR_STATE_DIR", stateDirs.get(i).toString());
     // Static members, as deploy/k8s runs them: a swap must leave the group even so.
     e.put("PROCESSOR_GROUP_INSTANCE_ID", name + "-" + i);
-    return ProcessorConfig.fromEnv(e).withPort(0);
+    return e;
+  }
+
+  /**
+   * Processor {@code i} in a JVM of its own (the caller kills or closes it), ready; its output in
+   * {@code target/<deployment>-processor-<i>.log}.
+   */
+  ProcessorJvm startProcessorJvm(int i) {
+    return ProcessorJvm.start(
+        processorEnv(i), FreePorts.next(), Path.of("target", name + "-processor-" + i + ".log"));
   }
 
   Deployment startProcessor(int i) {
