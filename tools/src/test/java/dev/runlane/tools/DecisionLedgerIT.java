@@ -177,22 +177,32 @@ class DecisionLedgerIT {
       assertThat(audit.out()).contains("balanced: 9 input records");
       PrometheusMeterRegistry registry = Metrics.newRegistry("audit");
       try (Pipeline pipeline = new Pipeline(ToolsConfig.fromEnv(d.env()))) {
+        // Whole every third audit; on from where the last stopped in between.
         AuditWatch watch =
             new AuditWatch(
-                pipeline, new DecisionLogSettings(true, decisions, -1), registry, System.out);
+                pipeline, new DecisionLogSettings(true, decisions, -1), 3, registry, System.out);
         watch.auditOnce();
         assertThat(registry.get(AuditWatch.UNACCOUNTED).gauge().value()).isZero();
         assertThat(registry.get(AuditWatch.CHECKED).gauge().value()).isEqualTo(9);
+        d.post(a, "a5", T0.plusSeconds(5));
+        awaitDecisions(infra, decisions, 10);
+        watch.auditOnce();
+        assertThat(registry.get(AuditWatch.CHECKED).gauge().value()).isEqualTo(10);
+        assertThat(registry.get(AuditWatch.UNACCOUNTED).gauge().value()).isZero();
         loseRunEvents(infra, d, partition);
+        // Read on: the records lost were audited before they were lost.
+        watch.auditOnce();
+        assertThat(registry.get(AuditWatch.UNACCOUNTED).gauge().value()).isZero();
+        // Read whole: found.
         watch.auditOnce();
         assertThat(registry.scrape())
-            .contains("runlane_audit_unaccounted_records{service=\"audit\"} 3.0");
+            .contains("runlane_audit_unaccounted_records{service=\"audit\"} 4.0");
       }
 
       Deployment.ToolRun lost = d.tool("audit");
       assertThat(lost.code()).as(lost.out()).isEqualTo(ExitCodes.UNACCOUNTED);
       assertThat(lost.out())
-          .contains("UNACCOUNTED: 3 records")
+          .contains("UNACCOUNTED: 4 records")
           .contains(
               d.topics.webhooks()
                   + "/"

@@ -100,7 +100,8 @@ public final class LedgerCommands {
       description = {
         "The ledger of the running generation: per input partition, the input records up to the"
             + " committed offset against the decision log (one decision each), and each decision's"
-            + " record in the events, stale and DLQ topics. Reads those topics whole.",
+            + " record in the events, stale and DLQ topics. Reads those topics whole; with --watch,"
+            + " reads on from where the last audit stopped, and whole every --full-every audits.",
         "Exits 5 naming the first unaccounted records when they do not balance."
       },
       footer = ExitCodes.HELP)
@@ -131,6 +132,15 @@ public final class LedgerCommands {
         description = "With --watch: the port of /metrics and /health (default: ${DEFAULT-VALUE}).")
     int metricsPort;
 
+    @Option(
+        names = "--full-every",
+        defaultValue = "12",
+        description =
+            "With --watch: every this many audits reads the topics whole again, so that a record"
+                + " deleted from an output after it was audited is found (default:"
+                + " ${DEFAULT-VALUE}).")
+    int fullEvery;
+
     private Map<String, String> env;
     private PrintStream out;
 
@@ -157,9 +167,12 @@ public final class LedgerCommands {
       if (since != null) {
         throw new BadUsage("--since and --watch: a continuous audit checks what retention keeps");
       }
+      if (fullEvery < 1) {
+        throw new BadUsage("--full-every must be at least 1 (1: every audit reads whole)");
+      }
       CountDownLatch stop = new CountDownLatch(1);
       PrometheusMeterRegistry registry = Metrics.newRegistry("audit");
-      AuditWatch w = new AuditWatch(pipeline, log, registry, out);
+      AuditWatch w = new AuditWatch(pipeline, log, fullEvery, registry, out);
       try (AdminServer server =
           AdminServer.start("0.0.0.0", metricsPort, registry, w::ranOnce, Map.of())) {
         Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown, "audit-stop"));

@@ -38,8 +38,9 @@ final class TopicScan {
    * offset when the scan starts).
    *
    * @param progress told every {@link #PROGRESS_EVERY} records of the count read so far
+   * @return where each partition's read stopped: the next offset to read there
    */
-  static void read(
+  static Map<Integer, Long> read(
       Map<String, Object> clientSettings,
       String topic,
       Map<Integer, Long> from,
@@ -80,6 +81,10 @@ final class TopicScan {
           throw new KafkaException("could not read " + topic + " to its end in 30 minutes");
         }
       }
+      Map<Integer, Long> stopped = new HashMap<>();
+      stop.forEach(
+          (tp, offset) -> stopped.put(tp.partition(), Math.max(offset, from.get(tp.partition()))));
+      return stopped;
     }
   }
 }

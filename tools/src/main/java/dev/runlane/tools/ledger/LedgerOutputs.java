@@ -1,0 +1,102 @@
+package dev.runlane.tools.ledger;
+
+import dev.runlane.common.decision.Decision;
+import dev.runlane.common.generation.Replay;
+import dev.runlane.common.kafka.RecordHeaders;
+import dev.runlane.common.kafka.TopicNames;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The records in the output topics (events, stale, DLQ) that no audited decision has taken yet,
+ * counted by run, request id and replay, each taken once. Read on from where the last read stopped,
+ * so that a continuous audit reads each record once (D89).
+ */
+final class LedgerOutputs {
+  private final Map<String, Object> clientSettings;
+  private final TopicNames topics;
+  private final Map<String, Map<String, Integer>> byTopic = new HashMap<>();
+  private final Map<String, Map<Integer, Long>> positions = new HashMap<>();
+
+  LedgerOutputs(Map<String, Object> clientSettings, TopicNames topics) {
+    this.clientSettings = clientSettings;
+    this.topics = topics;
+    for (String topic : topics()) {
+      byTopic.put(topic, new HashMap<>());
+      positions.put(topic, new TreeMap<>());
+    }
+  }
+
+  /** The topics read: events, stale, DLQ. */
+  List<String> topics() {
+    return List.of(topics.events(), topics.stale(), topics.dlq());
+  }
+
+  /**
+   * Reads what the output topics gained since the last read, to their last stable offsets; {@code
+   * partitions} are their partition counts now (a grow can add some).
+   */
+  void readOn(Map<String, Integer> partitions) {
+    for (Map.Entry<String, Map<Integer, Long>> e : positions.entrySet()) {
+      for (int p = 0; p < partitions.getOrDefault(e.getKey(), 0); p++) {
+        e.getValue().putIfAbsent(p, 0L);
+      }
+      Map<String, Integer> counts = byTopic.get(e.getKey());
+      if (e.getValue().isEmpty()) {
+        continue;
+      }
+      Map<Integer, Long> stopped =
+          TopicScan.read(
+              clientSettings,
+              e.getKey(),
+              e.getValue(),
+              Map.of(),
+              r ->
+                  counts.merge(
+                      key(
+                          r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8),
+                          RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID),
+                          RecordHeaders.get(r.headers(), Replay.HEADER)),
+                      1,
+                      Integer::sum),
+              n -> {});
+      e.getValue().putAll(stopped);
+    }
+  }
+
+  private static String key(String run, String requestId, String replay) {
+    return run + "\u0000" + requestId + "\u0000" + replay;
+  }
+
+  /** Takes the record {@code d} wrote; why it is missing, or null. */
+  String take(Decision d) {
+    if (d.output() == null || d.outcome() == Decision.Outcome.RE_DERIVED) {
+      return null;
+    }
+    String topic =
+        switch (d.outcome()) {
+          case APPLIED, RELEASED -> topics.events();
+          case STALE -> topics.stale();
+          case REUSED, DEAD_LETTERED, INVALID -> topics.dlq();
+          default -> null;
+        };
+    if (topic == null) {
+      return null;
+    }
+    Map<String, Integer> counts = byTopic.get(topic);
+    String k = key(d.runId(), d.requestId(), d.replay());
+    Integer n = counts.get(k);
+    if (n == null || n == 0) {
+      return d.outcome().tag() + ", and its record is not in " + topic;
+    }
+    if (n == 1) {
+      counts.remove(k);
+    } else {
+      counts.put(k, n - 1);
+    }
+    return null;
+  }
+}
