@@ -1,6 +1,7 @@
 package dev.runlane.tools.ledger;
 
 import dev.runlane.common.decision.DecisionLogSettings;
+import dev.runlane.sink.SinkConfig;
 import dev.runlane.tools.generation.Pipeline;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -41,7 +42,19 @@ public final class AuditWatch {
 
   public AuditWatch(
       Pipeline pipeline, DecisionLogSettings log, MeterRegistry registry, PrintStream out) {
-    this.ledger = new Ledger(pipeline, log);
+    this(pipeline, log, null, registry, out);
+  }
+
+  /**
+   * @param sink the sink's settings, whose rows the audit checks too (D94), or null
+   */
+  public AuditWatch(
+      Pipeline pipeline,
+      DecisionLogSettings log,
+      SinkConfig sink,
+      MeterRegistry registry,
+      PrintStream out) {
+    this.ledger = new Ledger(pipeline, log, sink);
     this.log = log;
     this.out = out;
     Gauge.builder(UNACCOUNTED, unaccounted, AtomicLong::get)

@@ -6,6 +6,7 @@ import dev.runlane.common.generation.Generation;
 import dev.runlane.common.generation.Replay;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.sink.SinkConfig;
 import dev.runlane.tools.Refused;
 import dev.runlane.tools.generation.Pipeline;
 import dev.runlane.tools.kafka.Changelogs;
@@ -13,12 +14,15 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
+import java.util.stream.LongStream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -27,7 +31,9 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * {@code runlane audit}, the ledger (D88): per input partition of the running generation, every
  * input record up to the committed offset has exactly one decision in the decision log, and every
  * decision that wrote has its record: applied and released in the events topic, stale in the stale
- * topic, reused, dead-lettered and invalid in the DLQ; a held one is released or still held.
+ * topic, reused, dead-lettered and invalid in the DLQ; a held one is released or still held. With
+ * the sink configured, every applied event the sink has read past has its row (D94, {@link
+ * SinkCheck}).
  *
  * <p>The committed offsets are read first: the decisions and outputs read after them cover them at
  * least, as a transaction commits the offsets with its decisions and outputs.
@@ -60,6 +66,7 @@ public final class Ledger {
    *
    * @param since the oldest input record audited (by its timestamp), or null for all
    * @param floor why {@code since} is later than asked: a topic's retention, or null
+   * @param sink the sink's balance, or null without the sink configured (D94)
    */
   public record Result(
       Generation generation,
@@ -67,7 +74,8 @@ public final class Ledger {
       String floor,
       List<Balance> partitions,
       List<Unaccounted> unaccounted,
-      long unaccountedCount) {
+      long unaccountedCount,
+      SinkCheck.Balance sink) {
     public boolean balanced() {
       return unaccountedCount == 0;
     }
@@ -87,10 +95,19 @@ public final class Ledger {
 
   private final Pipeline pipeline;
   private final DecisionLogSettings log;
+  private final SinkConfig sink;
 
   public Ledger(Pipeline pipeline, DecisionLogSettings log) {
+    this(pipeline, log, null);
+  }
+
+  /**
+   * @param sink the sink's settings: its rows are part of the ledger (D94); null without a sink
+   */
+  public Ledger(Pipeline pipeline, DecisionLogSettings log, SinkConfig sink) {
     this.pipeline = pipeline;
     this.log = log;
+    this.sink = sink;
   }
 
   /** The ledger of the generation that runs, of input records received since {@code since}. */
@@ -115,7 +132,8 @@ public final class Ledger {
     }
     Map<Integer, Long> committed = committed(g, partitions);
     Map<String, List<Decision>> decisions = decisions(g);
-    Outputs outputs = Outputs.read(pipeline.clientSettings(), pipeline.config().topics());
+    Outputs outputs =
+        Outputs.read(pipeline.clientSettings(), pipeline.config().topics(), sink != null);
     Since audited = auditedSince(since);
     Map<Integer, Long> from =
         audited.at() == null
@@ -125,7 +143,12 @@ public final class Ledger {
     for (int p = 0; p < partitions; p++) {
       to.put(p, committed.containsKey(p) ? Math.max(from.get(p), committed.get(p)) : -1);
     }
-    return balance(g, audited.at(), audited.floor(), decisions, outputs, from, to);
+    if (sink == null) {
+      return balance(g, audited.at(), audited.floor(), decisions, outputs, from, to, null);
+    }
+    try (SinkRows rows = SinkRows.open(sink)) {
+      return balance(g, audited.at(), audited.floor(), decisions, outputs, from, to, rows);
+    }
   }
 
   /**
@@ -185,10 +208,20 @@ public final class Ledger {
       Map<String, List<Decision>> decisions,
       Outputs outputs,
       Map<Integer, Long> from,
-      Map<Integer, Long> to) {
+      Map<Integer, Long> to,
+      SinkRows rows) {
     Map<Integer, Check> checks = new TreeMap<>();
     List<Unaccounted> named = new ArrayList<>();
     long[] total = {0};
+    BiConsumer<Integer, Unaccounted> lost =
+        (p, u) -> {
+          checks.get(p).unaccounted++;
+          total[0]++;
+          if (named.size() < NAMED) {
+            named.add(u);
+          }
+        };
+    SinkCheck sinkCheck = rows == null ? null : new SinkCheck(rows, lost);
     for (int p : to.keySet()) {
       checks.put(p, new Check());
     }
@@ -198,22 +231,23 @@ public final class Ledger {
         from,
         to,
         r -> {
-          Unaccounted u = checks.get(r.partition()).input(r, decisions, outputs);
+          Unaccounted u = checks.get(r.partition()).input(r, decisions, outputs, sinkCheck);
           if (u != null) {
-            total[0]++;
-            if (named.size() < NAMED) {
-              named.add(u);
-            }
+            lost.accept(r.partition(), u);
           }
         },
         n -> {});
+    if (sinkCheck != null) {
+      sinkCheck.flush();
+    }
     List<Balance> balances = new ArrayList<>();
     checks.forEach(
         (p, c) ->
             balances.add(
                 new Balance(
                     p, from.get(p), to.get(p), c.received, c.decided, c.stillHeld, c.unaccounted)));
-    return new Result(g, since, floor, balances, named, total[0]);
+    return new Result(
+        g, since, floor, balances, named, total[0], sinkCheck == null ? null : sinkCheck.balance());
   }
 
   /** This generation's decisions, by input coordinates. */
@@ -243,19 +277,24 @@ public final class Ledger {
     long unaccounted;
     final Map<Decision.Outcome, Long> decided = new EnumMap<>(Decision.Outcome.class);
 
-    /** Accounts for one input record; what is not accounted for, or null. */
+    /**
+     * Accounts for one input record; what is not accounted for, or null. An applied event whose
+     * record is found goes on to {@code sink} (null: no sink) to be found in the database.
+     */
     Unaccounted input(
-        ConsumerRecord<byte[], byte[]> r, Map<String, List<Decision>> decisions, Outputs outputs) {
+        ConsumerRecord<byte[], byte[]> r,
+        Map<String, List<Decision>> decisions,
+        Outputs outputs,
+        SinkCheck sink) {
       received++;
-      String at = r.topic() + "/" + r.partition() + "/" + r.offset();
+      String input = r.topic() + "/" + r.partition() + "/" + r.offset();
       String run = r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8);
       String id = RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID);
-      List<Decision> ds = decisions.getOrDefault(at, List.of());
+      List<Decision> ds = decisions.getOrDefault(input, List.of());
       List<Decision> primary = ds.stream().filter(d -> d.outcome().decidesInput()).toList();
       if (primary.size() != 1) {
-        unaccounted++;
         return new Unaccounted(
-            at,
+            input,
             run,
             id,
             primary.isEmpty()
@@ -265,49 +304,107 @@ public final class Ledger {
       Decision d = primary.get(0);
       decided.merge(d.outcome(), 1L, Long::sum);
       String missing = null;
+      List<Decision> events = new ArrayList<>(1);
+      List<Long> at = new ArrayList<>(1);
       for (Decision each : ds) {
-        missing = missing != null ? missing : outputs.take(each);
+        String why = outputs.take(each);
+        if (why == null && outputs.tookEvent()) {
+          events.add(each);
+          at.add(outputs.takenAt());
+        }
+        missing = missing != null ? missing : why;
       }
       if (d.outcome() == Decision.Outcome.HELD
           && ds.stream().noneMatch(x -> x.outcome() == Decision.Outcome.RELEASED)) {
         stillHeld++;
       }
       if (missing != null) {
-        unaccounted++;
-        return new Unaccounted(at, run, id, missing);
+        // One reason an input record is unaccounted for is enough: the records it lacks first.
+        return new Unaccounted(input, run, id, missing);
+      }
+      for (int i = 0; sink != null && i < events.size(); i++) {
+        sink.applied(
+            r.partition(),
+            input,
+            events.get(i),
+            Outputs.partition(at.get(i)),
+            Outputs.offset(at.get(i)));
       }
       return null;
     }
   }
 
-  /** The output topics' records, counted by run, request id and replay, to be taken once each. */
+  /**
+   * The output topics' records, counted by run, request id and replay, to be taken once each; with
+   * the sink, the events topic's records by where they are too (D94).
+   */
   private static final class Outputs {
     private final TopicNames topics;
     private final Map<String, Map<String, Integer>> byTopic = new HashMap<>();
 
-    private Outputs(TopicNames topics) {
+    /**
+     * The events topic's records' places by key (packed; nearly always one), when the sink is
+     * checked, else null.
+     */
+    private final Map<String, long[]> eventsAt;
+
+    private long taken = -1;
+
+    private Outputs(TopicNames topics, boolean where) {
       this.topics = topics;
+      this.eventsAt = where ? new HashMap<>() : null;
     }
 
-    static Outputs read(Map<String, Object> clientSettings, TopicNames topics) {
-      Outputs o = new Outputs(topics);
+    static Outputs read(Map<String, Object> clientSettings, TopicNames topics, boolean where) {
+      Outputs o = new Outputs(topics, where);
       for (String topic : List.of(topics.events(), topics.stale(), topics.dlq())) {
         Map<String, Integer> counts = new HashMap<>();
         o.byTopic.put(topic, counts);
+        boolean events = where && topic.equals(topics.events());
         Changelogs.readToEnd(
             clientSettings,
             topic,
             new ByteArrayDeserializer(),
-            r ->
-                counts.merge(
-                    key(
-                        r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8),
-                        RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID),
-                        RecordHeaders.get(r.headers(), Replay.HEADER)),
-                    1,
-                    Integer::sum));
+            r -> {
+              String k =
+                  key(
+                      r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8),
+                      RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID),
+                      RecordHeaders.get(r.headers(), Replay.HEADER));
+              counts.merge(k, 1, Integer::sum);
+              if (events) {
+                long at = pack(r.partition(), r.offset());
+                o.eventsAt.merge(
+                    k,
+                    new long[] {at},
+                    (a, b) -> LongStream.concat(Arrays.stream(a), Arrays.stream(b)).toArray());
+              }
+            });
       }
       return o;
+    }
+
+    /** A partition and offset in one long: 16 bits of partition, 47 of offset. */
+    static long pack(int partition, long offset) {
+      return ((long) partition << 47) | offset;
+    }
+
+    static int partition(long packed) {
+      return (int) (packed >>> 47);
+    }
+
+    static long offset(long packed) {
+      return packed & ((1L << 47) - 1);
+    }
+
+    /** Whether the last {@link #take} took a record of the events topic whose place is known. */
+    boolean tookEvent() {
+      return taken >= 0;
+    }
+
+    /** Where the events topic's record the last {@link #take} took is, packed. */
+    long takenAt() {
+      return taken;
     }
 
     private static String key(String run, String requestId, String replay) {
@@ -316,6 +413,7 @@ public final class Ledger {
 
     /** Takes the record {@code d} wrote; why it is missing, or null. */
     String take(Decision d) {
+      taken = -1;
       if (d.output() == null || d.outcome() == Decision.Outcome.RE_DERIVED) {
         return null;
       }
@@ -336,6 +434,11 @@ public final class Ledger {
         return d.outcome().tag() + ", and its record is not in " + topic;
       }
       counts.put(k, n - 1);
+      if (eventsAt != null && topic.equals(topics.events())) {
+        long[] at = eventsAt.get(k);
+        taken = at[at.length - 1];
+        eventsAt.put(k, Arrays.copyOf(at, at.length - 1));
+      }
       return null;
     }
   }
