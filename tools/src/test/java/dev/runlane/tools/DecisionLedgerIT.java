@@ -253,7 +253,8 @@ class DecisionLedgerIT {
 
   /**
    * {@code audit} with the sink: balanced while every row is there; a2's row deleted behind the
-   * sink's back is a loss it names, with its metric; the row back, balanced again.
+   * sink's back is a loss it names, with its metric. The row stays deleted: once the run's events
+   * are lost below, a2 is unaccounted by its missing record, once.
    */
   private static void sinkRowsInAudit(Deployment d, String run, int partition) throws Exception {
     String table = "processed_events";
@@ -263,7 +264,6 @@ class DecisionLedgerIT {
         .contains("sink " + table + ": 3 applied events below its position, each with its row");
 
     // A loss behind the sink's back: a2's row deleted, its offset stays past it.
-    sql(d, "CREATE TABLE lost_row AS SELECT * FROM processed_events WHERE request_id = 'a2'");
     sql(d, "DELETE FROM processed_events WHERE request_id = 'a2'");
     Deployment.ToolRun lost = d.tool("audit");
     assertThat(lost.code()).as(lost.out() + lost.err()).isEqualTo(ExitCodes.UNACCOUNTED);
@@ -288,9 +288,6 @@ class DecisionLedgerIT {
     }
     assertThat(registry.scrape())
         .contains("runlane_audit_unaccounted_records{service=\"audit\"} 1.0");
-
-    sql(d, "INSERT INTO processed_events SELECT * FROM lost_row");
-    assertThat(d.tool("audit").code()).as("the row back").isZero();
   }
 
   private static long rowCount(Deployment d, String query) throws Exception {
