@@ -11,10 +11,14 @@ import dev.runlane.common.metrics.Metrics;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
 import dev.runlane.processor.topology.FaultHook;
+import dev.runlane.sink.SinkConfig;
 import dev.runlane.tools.generation.Pipeline;
 import dev.runlane.tools.ledger.AuditWatch;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -71,7 +75,8 @@ class DecisionLedgerIT {
         new Deployment(infra, "ledger", PARTITIONS, 1)
             .withFaultHook(POISON)
             .startIngress()
-            .startProcessors()) {
+            .startProcessors()
+            .startSink(infra.postgres())) {
       d.with("PROCESSOR_URL", "http://127.0.0.1:" + d.processor(0).adminPort());
       String decisions = d.env().get("TOPIC_DECISIONS");
       String a = "run-a";
@@ -175,12 +180,18 @@ class DecisionLedgerIT {
       Deployment.ToolRun audit = d.tool("audit");
       assertThat(audit.code()).as(audit.out() + audit.err()).isZero();
       assertThat(audit.out()).contains("balanced: 9 input records");
+      sinkRowsInTraceAndAudit(d, a, partition, first);
       PrometheusMeterRegistry registry = Metrics.newRegistry("audit");
       try (Pipeline pipeline = new Pipeline(ToolsConfig.fromEnv(d.env()))) {
         // Whole every third audit; on from where the last stopped in between.
         AuditWatch watch =
             new AuditWatch(
-                pipeline, new DecisionLogSettings(true, decisions, -1), 3, registry, System.out);
+                pipeline,
+                new DecisionLogSettings(true, decisions, -1),
+                null,
+                3,
+                registry,
+                System.out);
         watch.auditOnce();
         assertThat(registry.get(AuditWatch.UNACCOUNTED).gauge().value()).isZero();
         assertThat(registry.get(AuditWatch.CHECKED).gauge().value()).isEqualTo(9);
@@ -329,6 +340,126 @@ class DecisionLedgerIT {
   private static List<String> story(List<JsonNode> decisions) {
     return decisions.stream().map(n -> text(n, "request_id") + " " + text(n, "outcome")).toList();
   }
+
+  // ---- The sink's rows in trace and audit (D94): kept apart from the scenarios above. ----
+
+  /**
+   * With the sink configured, {@code trace} shows each request id's row in {@code processed_events}
+   * field by field (or "no row") and the sink's position on the run's partition; {@code audit}
+   * finds the row of every applied event below that position, and a row deleted behind the sink's
+   * back is a loss it names, with its metric.
+   */
+  private static void sinkRowsInTraceAndAudit(
+      Deployment d, String run, int partition, JsonNode firstDecision) throws Exception {
+    String table = "processed_events";
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .ignoreExceptions()
+        .until(() -> rowCount(d, "SELECT count(*) FROM processed_events") == 3);
+    JsonNode sink = json(d.tool("trace", "--run", run, "--json")).get("sink");
+    assertThat(sink).as("the trace's sink part").isNotNull();
+    assertThat(text(sink, "table")).isEqualTo(table);
+    assertThat(text(sink, "database")).startsWith("jdbc:postgresql://");
+    JsonNode a1 = sink.get("rows").get("a1");
+    assertThat(text(a1, "run_id")).isEqualTo(run);
+    assertThat(text(a1, "type")).isEqualTo("run.updated");
+    assertThat(text(a1, "created_at")).isEqualTo(T0.plusSeconds(1).toString());
+    assertThat(text(a1, "received_at"))
+        .isEqualTo(Instant.ofEpochMilli(firstDecision.get("received_at").asLong()).toString());
+    assertThat(text(a1, "topic")).isEqualTo(d.topics.events());
+    assertThat(a1.get("kafka_partition").asInt()).isEqualTo(partition);
+    assertThat(a1.get("kafka_offset").asLong())
+        .as("the first record of the run's partition")
+        .isZero();
+    assertThat(a1.has("replay")).isFalse();
+    assertThat(a1.get("data_bytes").asInt()).isPositive();
+    assertThat(text(a1, "recorded_at")).startsWith("20");
+    assertThat(sink.get("rows").get("a0").isNull()).as("a stale event has no row").isTrue();
+    long a3 = sink.get("rows").get("a3").get("kafka_offset").asLong();
+    assertThat(a3).isGreaterThan(sink.get("rows").get("a2").get("kafka_offset").asLong());
+    long position = sink.get("positions").get(d.topics.events() + "/" + partition).asLong();
+    assertThat(position)
+        .as("the sink's next offset on the run's partition: past a3")
+        .isGreaterThan(a3);
+    assertThat(sink.toString()).doesNotContain("password");
+    Deployment.ToolRun text = d.tool("trace", "--run", run);
+    assertThat(text.out())
+        .contains(
+            "sink row of a1 in "
+                + table
+                + ": run_id="
+                + run
+                + " type=run.updated created_at="
+                + T0.plusSeconds(1))
+        .contains("sink row of a0 in " + table + ": no row")
+        .contains(
+            "sink position on "
+                + d.topics.events()
+                + "/"
+                + partition
+                + ": next offset "
+                + position);
+
+    sinkRowsInAudit(d, run, partition);
+  }
+
+  /**
+   * {@code audit} with the sink: balanced while every row is there; a2's row deleted behind the
+   * sink's back is a loss it names, with its metric. The row stays deleted: once the run's events
+   * are lost below, a2 is unaccounted by its missing record, once.
+   */
+  private static void sinkRowsInAudit(Deployment d, String run, int partition) throws Exception {
+    String table = "processed_events";
+    Deployment.ToolRun balanced = d.tool("audit");
+    assertThat(balanced.code()).as(balanced.out() + balanced.err()).isZero();
+    assertThat(balanced.out())
+        .contains("sink " + table + ": 3 applied events below its position, each with its row");
+
+    // A loss behind the sink's back: a2's row deleted, its offset stays past it.
+    sql(d, "DELETE FROM processed_events WHERE request_id = 'a2'");
+    Deployment.ToolRun lost = d.tool("audit");
+    assertThat(lost.code()).as(lost.out() + lost.err()).isEqualTo(ExitCodes.UNACCOUNTED);
+    assertThat(lost.out())
+        .contains("UNACCOUNTED: 1 records")
+        .containsPattern(
+            "/"
+                + partition
+                + "/\\d+ run_id="
+                + run
+                + " request_id=a2: applied, and its row is not in "
+                + table);
+    PrometheusMeterRegistry registry = Metrics.newRegistry("audit");
+    try (Pipeline pipeline = new Pipeline(ToolsConfig.fromEnv(d.env()))) {
+      new AuditWatch(
+              pipeline,
+              new DecisionLogSettings(true, d.env().get("TOPIC_DECISIONS"), -1),
+              SinkConfig.fromEnv(d.env()),
+              1,
+              registry,
+              System.out)
+          .auditOnce();
+    }
+    assertThat(registry.scrape())
+        .contains("runlane_audit_unaccounted_records{service=\"audit\"} 1.0");
+  }
+
+  private static long rowCount(Deployment d, String query) throws Exception {
+    try (Connection c = d.sinkDatabase();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(query)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private static void sql(Deployment d, String statement) throws Exception {
+    try (Connection c = d.sinkDatabase();
+        Statement s = c.createStatement()) {
+      s.execute(statement);
+    }
+  }
+
+  // ---- end of the sink's block (D94) ----
 
   /** A loss: the records of run a's partition taken out of the events topic. */
   private static void loseRunEvents(Infra infra, Deployment d, int partition) throws Exception {

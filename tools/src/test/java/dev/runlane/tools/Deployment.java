@@ -196,7 +196,9 @@ final class Deployment implements AutoCloseable {
 
   /**
    * Starts the sink on {@code sume.events}, writing into a new database of {@code postgres}, and
-   * waits until it is ready (its migrations ran, its partitions are assigned).
+   * waits until it is ready (its migrations ran, its partitions are assigned). The tools run from
+   * then on with the sink's settings too, as an operator's environment has them: {@code trace} and
+   * {@code audit} read its database (D94).
    */
   Deployment startSink(Postgres postgres) {
     this.postgres = postgres;
@@ -212,6 +214,7 @@ final class Deployment implements AutoCloseable {
     sinkRegistry = Metrics.newRegistry("sink");
     sink = SinkApp.start(SinkConfig.fromEnv(e).withPort(0), sinkRegistry);
     sink.awaitReady(Duration.ofSeconds(60));
+    env.putAll(e);
     return this;
   }
 

@@ -1,6 +1,7 @@
 package dev.runlane.tools.ledger;
 
 import dev.runlane.common.decision.DecisionLogSettings;
+import dev.runlane.sink.SinkConfig;
 import dev.runlane.tools.generation.Pipeline;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -45,13 +46,18 @@ public final class AuditWatch {
   private final Counter failed;
   private volatile boolean ranOnce;
 
+  /**
+   * @param sink the sink's settings, whose rows the audit checks too (D94), or null
+   * @param fullEvery every how many audits one reads the topics whole (1: each)
+   */
   public AuditWatch(
       Pipeline pipeline,
       DecisionLogSettings log,
+      SinkConfig sink,
       int fullEvery,
       MeterRegistry registry,
       PrintStream out) {
-    this.ledger = new Ledger(pipeline, log);
+    this.ledger = new Ledger(pipeline, log, sink);
     this.log = log;
     this.fullEvery = fullEvery;
     this.out = out;

@@ -5,6 +5,7 @@ import dev.runlane.common.decision.DecisionLogSettings;
 import dev.runlane.common.generation.Generation;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.sink.SinkConfig;
 import dev.runlane.tools.Refused;
 import dev.runlane.tools.generation.Pipeline;
 import java.nio.charset.StandardCharsets;
@@ -27,7 +28,9 @@ import org.apache.kafka.common.config.TopicConfig;
  * {@code runlane audit}, the ledger (D88): per input partition of the running generation, every
  * input record up to the committed offset has exactly one decision in the decision log, and every
  * decision that wrote has its record: applied and released in the events topic, stale in the stale
- * topic, reused, dead-lettered and invalid in the DLQ; a held one is released or still held.
+ * topic, reused, dead-lettered and invalid in the DLQ; a held one is released or still held. With
+ * the sink configured, every applied event the sink has read past has its row (D94, {@link
+ * SinkCheck}).
  *
  * <p>The committed offsets are read first: the decisions and outputs read after them cover them at
  * least, as a transaction commits the offsets with its decisions and outputs.
@@ -65,6 +68,7 @@ public final class Ledger {
    *
    * @param since the oldest input record audited (by its timestamp), or null for all
    * @param floor why {@code since} is later than asked: a topic's retention, or null
+   * @param sink the sink's balance of this audit's records, or null without the sink (D94)
    */
   public record Result(
       Generation generation,
@@ -72,7 +76,8 @@ public final class Ledger {
       String floor,
       List<Balance> partitions,
       List<Unaccounted> unaccounted,
-      long unaccountedCount) {
+      long unaccountedCount,
+      SinkCheck.Balance sink) {
     public boolean balanced() {
       return unaccountedCount == 0;
     }
@@ -92,11 +97,20 @@ public final class Ledger {
 
   private final Pipeline pipeline;
   private final DecisionLogSettings log;
+  private final SinkConfig sink;
   private Books books;
 
   public Ledger(Pipeline pipeline, DecisionLogSettings log) {
+    this(pipeline, log, null);
+  }
+
+  /**
+   * @param sink the sink's settings: its rows are part of the ledger (D94); null without a sink
+   */
+  public Ledger(Pipeline pipeline, DecisionLogSettings log, SinkConfig sink) {
     this.pipeline = pipeline;
     this.log = log;
+    this.sink = sink;
   }
 
   /**
@@ -144,7 +158,8 @@ public final class Ledger {
               g,
               audited,
               from,
-              new LedgerOutputs(pipeline.clientSettings(), pipeline.config().topics()));
+              new LedgerOutputs(
+                  pipeline.clientSettings(), pipeline.config().topics(), sink != null));
     }
     Map<Integer, Long> committed = committed(g, partitions);
     readDecisions();
@@ -153,7 +168,12 @@ public final class Ledger {
       outputPartitions.put(topic, pipeline.cluster().partitions(topic).orElse(0));
     }
     books.outputs.readOn(outputPartitions);
-    return balance(committed);
+    if (sink == null) {
+      return balance(committed, null);
+    }
+    try (SinkRows rows = SinkRows.open(sink)) {
+      return balance(committed, rows);
+    }
   }
 
   /**
@@ -273,8 +293,14 @@ public final class Ledger {
     b.logAt.putAll(stopped);
   }
 
-  private Result balance(Map<Integer, Long> committed) {
+  /**
+   * Audits the input records committed since the last audit. With the sink, the applied events
+   * among them the sink has read past must have their rows; one it has not read yet is counted "not
+   * yet in the sink" and checked again at the next whole audit (D94).
+   */
+  private Result balance(Map<Integer, Long> committed, SinkRows rows) {
     Books b = books;
+    SinkCheck sinkCheck = rows == null ? null : new SinkCheck(rows, b::unaccounted);
     Map<Integer, Long> to = new TreeMap<>();
     for (int p : b.from.keySet()) {
       if (committed.containsKey(p)) {
@@ -287,8 +313,11 @@ public final class Ledger {
             b.generation.input(),
             new TreeMap<>(b.next),
             to,
-            b::received,
+            r -> b.received(r, sinkCheck),
             n -> {});
+    if (sinkCheck != null) {
+      sinkCheck.flush();
+    }
     b.next.putAll(stopped);
     // Decisions of records below where the audit started (retention's floor) are never matched.
     b.pending.forEach((p, waiting) -> waiting.headMap(b.next.getOrDefault(p, 0L)).clear());
@@ -305,7 +334,13 @@ public final class Ledger {
                     c.stillHeld,
                     c.unaccounted)));
     return new Result(
-        b.generation, b.since.at(), b.since.floor(), balances, List.copyOf(b.named), b.unaccounted);
+        b.generation,
+        b.since.at(),
+        b.since.floor(),
+        balances,
+        List.copyOf(b.named),
+        b.unaccounted,
+        sinkCheck == null ? null : sinkCheck.balance());
   }
 
   /** One input partition's running counts. */
@@ -372,8 +407,11 @@ public final class Ledger {
               at, d.runId(), d.requestId(), "decided again after its record was audited"));
     }
 
-    /** Accounts for one input record. */
-    void received(ConsumerRecord<byte[], byte[]> r) {
+    /**
+     * Accounts for one input record. An applied event whose record is found goes on to {@code sink}
+     * (null: no sink) to be found in the database.
+     */
+    void received(ConsumerRecord<byte[], byte[]> r, SinkCheck sink) {
       Count c = counts.get(r.partition());
       c.received++;
       String at = r.topic() + "/" + r.partition() + "/" + r.offset();
@@ -398,8 +436,15 @@ public final class Ledger {
       Decision d = primary.get(0);
       c.decided.merge(d.outcome(), 1L, Long::sum);
       String missing = null;
+      List<Decision> events = new ArrayList<>(1);
+      List<Long> places = new ArrayList<>(1);
       for (Decision each : ds) {
-        missing = missing != null ? missing : outputs.take(each);
+        String why = outputs.take(each);
+        if (why == null && outputs.tookEvent()) {
+          events.add(each);
+          places.add(outputs.takenAt());
+        }
+        missing = missing != null ? missing : why;
       }
       if (d.outcome() == Decision.Outcome.HELD
           && ds.stream().noneMatch(x -> x.outcome() == Decision.Outcome.RELEASED)) {
@@ -407,11 +452,21 @@ public final class Ledger {
         held.add(at);
       }
       if (missing != null) {
+        // One reason an input record is unaccounted for is enough: the records it lacks first.
         unaccounted(r.partition(), new Unaccounted(at, run, id, missing));
+        return;
+      }
+      for (int i = 0; sink != null && i < events.size(); i++) {
+        sink.applied(
+            r.partition(),
+            at,
+            events.get(i),
+            LedgerOutputs.partition(places.get(i)),
+            LedgerOutputs.offset(places.get(i)));
       }
     }
 
-    private void unaccounted(int partition, Unaccounted u) {
+    void unaccounted(int partition, Unaccounted u) {
       counts.get(partition).unaccounted++;
       unaccounted++;
       if (named.size() < NAMED) {

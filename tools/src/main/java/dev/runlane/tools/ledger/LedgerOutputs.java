@@ -5,15 +5,18 @@ import dev.runlane.common.generation.Replay;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.kafka.TopicNames;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.stream.LongStream;
 
 /**
  * The records in the output topics (events, stale, DLQ) that no audited decision has taken yet,
- * counted by run, request id and replay, each taken once. Read on from where the last read stopped,
- * so that a continuous audit reads each record once (D89).
+ * counted by run, request id and replay, each taken once; with the sink, the events topic's records
+ * by where they are too (D94). Read on from where the last read stopped, so that a continuous audit
+ * reads each record once (D89).
  */
 final class LedgerOutputs {
   private final Map<String, Object> clientSettings;
@@ -21,9 +24,18 @@ final class LedgerOutputs {
   private final Map<String, Map<String, Integer>> byTopic = new HashMap<>();
   private final Map<String, Map<Integer, Long>> positions = new HashMap<>();
 
-  LedgerOutputs(Map<String, Object> clientSettings, TopicNames topics) {
+  /**
+   * The events topic's records' places by key (packed; nearly always one), when the sink is
+   * checked, else null.
+   */
+  private final Map<String, long[]> eventsAt;
+
+  private long taken = -1;
+
+  LedgerOutputs(Map<String, Object> clientSettings, TopicNames topics, boolean where) {
     this.clientSettings = clientSettings;
     this.topics = topics;
+    this.eventsAt = where ? new HashMap<>() : null;
     for (String topic : topics()) {
       byTopic.put(topic, new HashMap<>());
       positions.put(topic, new TreeMap<>());
@@ -48,23 +60,54 @@ final class LedgerOutputs {
       if (e.getValue().isEmpty()) {
         continue;
       }
+      boolean events = eventsAt != null && e.getKey().equals(topics.events());
       Map<Integer, Long> stopped =
           TopicScan.read(
               clientSettings,
               e.getKey(),
               e.getValue(),
               Map.of(),
-              r ->
-                  counts.merge(
-                      key(
-                          r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8),
-                          RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID),
-                          RecordHeaders.get(r.headers(), Replay.HEADER)),
-                      1,
-                      Integer::sum),
+              r -> {
+                String k =
+                    key(
+                        r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8),
+                        RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID),
+                        RecordHeaders.get(r.headers(), Replay.HEADER));
+                counts.merge(k, 1, Integer::sum);
+                if (events) {
+                  long at = pack(r.partition(), r.offset());
+                  eventsAt.merge(
+                      k,
+                      new long[] {at},
+                      (a, b) -> LongStream.concat(Arrays.stream(a), Arrays.stream(b)).toArray());
+                }
+              },
               n -> {});
       e.getValue().putAll(stopped);
     }
+  }
+
+  /** A partition and offset in one long: 16 bits of partition, 47 of offset. */
+  static long pack(int partition, long offset) {
+    return ((long) partition << 47) | offset;
+  }
+
+  static int partition(long packed) {
+    return (int) (packed >>> 47);
+  }
+
+  static long offset(long packed) {
+    return packed & ((1L << 47) - 1);
+  }
+
+  /** Whether the last {@link #take} took a record of the events topic whose place is known. */
+  boolean tookEvent() {
+    return taken >= 0;
+  }
+
+  /** Where the events topic's record the last {@link #take} took is, packed. */
+  long takenAt() {
+    return taken;
   }
 
   private static String key(String run, String requestId, String replay) {
@@ -73,6 +116,7 @@ final class LedgerOutputs {
 
   /** Takes the record {@code d} wrote; why it is missing, or null. */
   String take(Decision d) {
+    taken = -1;
     if (d.output() == null || d.outcome() == Decision.Outcome.RE_DERIVED) {
       return null;
     }
@@ -96,6 +140,13 @@ final class LedgerOutputs {
       counts.remove(k);
     } else {
       counts.put(k, n - 1);
+    }
+    if (eventsAt != null && topic.equals(topics.events())) {
+      long[] at = eventsAt.remove(k);
+      taken = at[at.length - 1];
+      if (at.length > 1) {
+        eventsAt.put(k, Arrays.copyOf(at, at.length - 1));
+      }
     }
     return null;
   }
