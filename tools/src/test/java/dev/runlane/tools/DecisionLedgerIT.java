@@ -29,12 +29,16 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Utils;
@@ -224,6 +228,31 @@ class DecisionLedgerIT {
                   + a
                   + " request_id=a1: applied, and its record is not in "
                   + d.topics.events());
+
+      // A topic kept by size can delete young records: the audit starts past what it deleted.
+      keepBySize(infra, d.topics.events());
+      Deployment.ToolRun bySize = d.tool("audit");
+      assertThat(bySize.code()).as(bySize.out()).isZero();
+      assertThat(bySize.out())
+          .contains(d.topics.events() + " keeps 1073741824 bytes a partition (retention.bytes)");
+    }
+  }
+
+  private static void keepBySize(Infra infra, String topic) throws Exception {
+    try (Admin admin =
+        Admin.create(
+            Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, infra.bootstrapServers()))) {
+      ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+      admin
+          .incrementalAlterConfigs(
+              Map.of(
+                  resource,
+                  List.of(
+                      new AlterConfigOp(
+                          new ConfigEntry(TopicConfig.RETENTION_BYTES_CONFIG, "1073741824"),
+                          AlterConfigOp.OpType.SET))))
+          .all()
+          .get();
     }
   }
 

@@ -239,11 +239,13 @@ public final class Ledger {
 
   /**
    * The youngest of the oldest records {@code topic} still has in each partition where it deleted
-   * some, or null when it deleted none.
+   * some, or null when it deleted none; now when a partition deleted all it had, as then no record
+   * of any age is known to be kept.
    */
   private Instant oldestKept(String topic) {
     int partitions = pipeline.cluster().partitions(topic).orElse(0);
     Map<Integer, Long> start = pipeline.cluster().startOffsets(topic, partitions);
+    Map<Integer, Long> end = pipeline.cluster().endOffsets(topic, partitions);
     Map<Integer, Long> from = new TreeMap<>();
     Map<Integer, Long> to = new TreeMap<>();
     start.forEach(
@@ -255,6 +257,9 @@ public final class Ledger {
         });
     if (from.isEmpty()) {
       return null;
+    }
+    if (from.keySet().stream().anyMatch(p -> end.get(p) <= from.get(p))) {
+      return Instant.now();
     }
     long[] youngest = {Long.MIN_VALUE};
     TopicScan.read(
