@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -194,14 +195,7 @@ public final class EmbeddedRedis implements AutoCloseable {
    */
   public synchronized void kill() {
     requireOwnedAndPrivate("kill");
-    String info = Resp.text(host, port, "INFO", "server");
-    long pid =
-        info.lines()
-            .filter(l -> l.startsWith("process_id:"))
-            .mapToLong(l -> Long.parseLong(l.substring("process_id:".length()).trim()))
-            .findFirst()
-            .orElseThrow(() -> new IllegalStateException("no process_id in INFO of port " + port));
-    ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+    ProcessHandle.of(pid()).ifPresent(ProcessHandle::destroyForcibly);
     long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
     while (answersPing(host, port, Duration.ofMillis(200))) {
       if (System.nanoTime() > deadline) {
@@ -209,6 +203,46 @@ public final class EmbeddedRedis implements AutoCloseable {
       }
       LockSupport.parkNanos(PING_RETRY_PAUSE.toNanos());
     }
+  }
+
+  /**
+   * Freezes an owned server with SIGSTOP until {@link #thaw()}: it answers nothing, not even PING,
+   * and its clients' connections stay open, as a server stalled by its host would. Unlike {@code
+   * CLIENT PAUSE}, it lasts until the test says, not for a time the test must beat.
+   */
+  public synchronized void freeze() {
+    requireOwnedAndPrivate("freeze");
+    signal("STOP");
+  }
+
+  /** Lets a frozen server run again (SIGCONT). */
+  public synchronized void thaw() {
+    requireOwnedAndPrivate("thaw");
+    signal("CONT");
+  }
+
+  private void signal(String name) {
+    long pid = pid();
+    try {
+      Process p = new ProcessBuilder("sh", "-c", "kill -" + name + " " + pid).start();
+      if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
+        throw new IllegalStateException("kill -" + name + " " + pid + " failed");
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted sending SIG" + name, e);
+    }
+  }
+
+  private long pid() {
+    String info = Resp.text(host, port, "INFO", "server");
+    return info.lines()
+        .filter(l -> l.startsWith("process_id:"))
+        .mapToLong(l -> Long.parseLong(l.substring("process_id:".length()).trim()))
+        .findFirst()
+        .orElseThrow(() -> new IllegalStateException("no process_id in INFO of port " + port));
   }
 
   /** Stops an owned, non-shared server; no-op for servers we were given or the shared one. */

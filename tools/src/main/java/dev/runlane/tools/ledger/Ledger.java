@@ -22,6 +22,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.config.TopicConfig;
 
 /**
@@ -161,19 +162,37 @@ public final class Ledger {
               new LedgerOutputs(
                   pipeline.clientSettings(), pipeline.config().topics(), sink != null));
     }
-    Map<Integer, Long> committed = committed(g, partitions);
-    readDecisions();
-    Map<String, Integer> outputPartitions = new HashMap<>();
-    for (String topic : books.outputs.topics()) {
-      outputPartitions.put(topic, pipeline.cluster().partitions(topic).orElse(0));
+    try {
+      Map<Integer, Long> committed = committed(g, partitions);
+      // What the transactions that committed those offsets wrote is below these ends: read up to
+      // them, as a transaction of another task still open there holds the last stable offset
+      // back (D88).
+      readDecisions(ends(log.topic()));
+      Map<String, Map<Integer, Long>> outputEnds = new HashMap<>();
+      for (String topic : books.outputs.topics()) {
+        outputEnds.put(topic, ends(topic));
+      }
+      books.outputs.readOn(outputEnds);
+      if (sink == null) {
+        return balance(committed, null);
+      }
+      try (SinkRows rows = SinkRows.open(sink)) {
+        return balance(committed, rows);
+      }
+    } catch (RuntimeException e) {
+      // The books took part of what was read; the next audit reads whole rather than count a
+      // record twice or miss its decision.
+      books = null;
+      throw e;
     }
-    books.outputs.readOn(outputPartitions);
-    if (sink == null) {
-      return balance(committed, null);
-    }
-    try (SinkRows rows = SinkRows.open(sink)) {
-      return balance(committed, rows);
-    }
+  }
+
+  /** {@code topic}'s end offsets, open transactions' records included. */
+  private Map<Integer, Long> ends(String topic) {
+    return pipeline
+        .cluster()
+        .endOffsets(
+            topic, pipeline.cluster().partitions(topic).orElse(0), IsolationLevel.READ_UNCOMMITTED);
   }
 
   /**
@@ -199,7 +218,7 @@ public final class Ledger {
   }
 
   /** Where the audit starts, and why there when it is later than asked. */
-  private record Since(Instant at, String floor) {}
+  record Since(Instant at, String floor) {}
 
   /**
    * Retention deletes whole segments past their retention, never a record younger than it: input
@@ -239,46 +258,45 @@ public final class Ledger {
 
   /**
    * The youngest of the oldest records {@code topic} still has in each partition where it deleted
-   * some, or null when it deleted none; now when a partition deleted all it had, as then no record
-   * of any age is known to be kept.
+   * some, or null when it deleted none. A partition that deleted all it had is left out: time
+   * retention or a quiet partition explain it as well, and it says nothing of other records' age.
    */
   private Instant oldestKept(String topic) {
     int partitions = pipeline.cluster().partitions(topic).orElse(0);
     Map<Integer, Long> start = pipeline.cluster().startOffsets(topic, partitions);
-    Map<Integer, Long> end = pipeline.cluster().endOffsets(topic, partitions);
+    Map<Integer, Long> stable =
+        pipeline.cluster().endOffsets(topic, partitions, IsolationLevel.READ_COMMITTED);
     Map<Integer, Long> from = new TreeMap<>();
     Map<Integer, Long> to = new TreeMap<>();
     start.forEach(
         (p, offset) -> {
-          if (offset > 0) {
+          if (offset > 0 && stable.get(p) > offset) {
             from.put(p, offset);
-            to.put(p, offset + 1);
+            // The first committed record: the one at the start can be a transaction's marker.
+            to.put(p, Math.min(stable.get(p), offset + 1000));
           }
         });
     if (from.isEmpty()) {
       return null;
     }
-    if (from.keySet().stream().anyMatch(p -> end.get(p) <= from.get(p))) {
-      return Instant.now();
-    }
-    long[] youngest = {Long.MIN_VALUE};
+    Map<Integer, Long> first = new HashMap<>();
     TopicScan.read(
         pipeline.clientSettings(),
         topic,
         from,
         to,
-        r -> youngest[0] = Math.max(youngest[0], r.timestamp()),
+        r -> first.putIfAbsent(r.partition(), r.timestamp()),
         n -> {});
-    return youngest[0] == Long.MIN_VALUE ? null : Instant.ofEpochMilli(youngest[0]);
+    return first.values().stream().max(Long::compare).map(Instant::ofEpochMilli).orElse(null);
   }
 
   /**
    * Reads on in the decision log: this generation's decisions wait in the books for their input
    * record; a record released after its input was audited takes its output now.
    */
-  private void readDecisions() {
+  private void readDecisions(Map<Integer, Long> ends) {
     Books b = books;
-    for (int p = 0; p < pipeline.cluster().partitions(log.topic()).get(); p++) {
+    for (int p : ends.keySet()) {
       b.logAt.putIfAbsent(p, 0L);
     }
     Map<Integer, Long> stopped =
@@ -286,7 +304,7 @@ public final class Ledger {
             pipeline.clientSettings(),
             log.topic(),
             b.logAt,
-            Map.of(),
+            ends,
             r -> {
               Decision d = Decision.parse(r.value());
               if (d.generation() == b.generation.number()
@@ -306,9 +324,13 @@ public final class Ledger {
   private Result balance(Map<Integer, Long> committed, SinkRows rows) {
     Books b = books;
     SinkCheck sinkCheck = rows == null ? null : new SinkCheck(rows, b::unaccounted);
+    b.releasedLate(sinkCheck);
+    Map<Integer, Long> from = new TreeMap<>();
     Map<Integer, Long> to = new TreeMap<>();
     for (int p : b.from.keySet()) {
+      // A partition with no committed offset is not read: nothing there is decided yet (D88).
       if (committed.containsKey(p)) {
+        from.put(p, b.next.get(p));
         to.put(p, Math.max(b.next.get(p), committed.get(p)));
       }
     }
@@ -316,7 +338,7 @@ public final class Ledger {
         TopicScan.read(
             pipeline.clientSettings(),
             b.generation.input(),
-            new TreeMap<>(b.next),
+            from,
             to,
             r -> b.received(r, sinkCheck),
             n -> {});
@@ -348,8 +370,18 @@ public final class Ledger {
         sinkCheck == null ? null : sinkCheck.balance());
   }
 
+  /**
+   * Whether {@code d} decides its input record: all but a release, also a release re-derived by a
+   * replay (D35: its reason keeps what it re-derived).
+   */
+  static boolean decides(Decision d) {
+    return d.outcome().decidesInput()
+        && !(d.outcome() == Decision.Outcome.RE_DERIVED
+            && Decision.Outcome.RELEASED.tag().equals(d.reason()));
+  }
+
   /** One input partition's running counts. */
-  private static final class Count {
+  static final class Count {
     long received;
     long stillHeld;
     long unaccounted;
@@ -357,7 +389,7 @@ public final class Ledger {
   }
 
   /** One generation's books: where each read stands, and what waits to be matched. */
-  private static final class Books {
+  static final class Books {
     final Generation generation;
     final Since since;
     final Map<Integer, Long> from;
@@ -371,6 +403,9 @@ public final class Ledger {
 
     /** Audited input records held and not released yet, by input coordinates. */
     final Set<String> held = new HashSet<>();
+
+    /** Released decisions of records held when audited, read since the last audit. */
+    final List<Decision> lateReleases = new ArrayList<>();
 
     final List<Unaccounted> named = new ArrayList<>();
     long unaccounted;
@@ -399,17 +434,40 @@ public final class Ledger {
         return; // below the floor: not audited
       }
       if (d.outcome() == Decision.Outcome.RELEASED && held.remove(at)) {
-        counts.get(d.inputPartition()).stillHeld--;
-        String missing = outputs.take(d);
-        if (missing != null) {
-          unaccounted(d.inputPartition(), new Unaccounted(at, d.runId(), d.requestId(), missing));
-        }
+        // Its record was written with it, after the outputs were last read: taken once they are.
+        lateReleases.add(d);
         return;
+      }
+      if (!decides(d) && d.outcome() == Decision.Outcome.RE_DERIVED) {
+        return; // a replay's silent release of a record it held: nothing written
       }
       unaccounted(
           d.inputPartition(),
           new Unaccounted(
               at, d.runId(), d.requestId(), "decided again after its record was audited"));
+    }
+
+    /**
+     * Takes the records of the held events released since the last audit, now that the outputs are
+     * read past them, and sends each on to {@code sink} (null: no sink).
+     */
+    void releasedLate(SinkCheck sink) {
+      for (Decision d : lateReleases) {
+        counts.get(d.inputPartition()).stillHeld--;
+        String missing = outputs.take(d);
+        if (missing != null) {
+          unaccounted(
+              d.inputPartition(), new Unaccounted(d.input(), d.runId(), d.requestId(), missing));
+        } else if (sink != null && outputs.tookEvent()) {
+          sink.applied(
+              d.inputPartition(),
+              d.input(),
+              d,
+              LedgerOutputs.partition(outputs.takenAt()),
+              LedgerOutputs.offset(outputs.takenAt()));
+        }
+      }
+      lateReleases.clear();
     }
 
     /**
@@ -425,7 +483,7 @@ public final class Ledger {
       NavigableMap<Long, List<Decision>> waiting = pending.get(r.partition());
       List<Decision> ds = waiting == null ? null : waiting.remove(r.offset());
       ds = ds == null ? List.of() : ds;
-      List<Decision> primary = ds.stream().filter(d -> d.outcome().decidesInput()).toList();
+      List<Decision> primary = ds.stream().filter(Ledger::decides).toList();
       if (primary.size() != 1) {
         unaccounted(
             r.partition(),

@@ -48,42 +48,47 @@ final class LedgerOutputs {
   }
 
   /**
-   * Reads what the output topics gained since the last read, to their last stable offsets; {@code
-   * partitions} are their partition counts now (a grow can add some).
+   * Reads what the output topics gained since the last read, up to {@code ends}: each topic's end
+   * offsets by partition, taken once the committed offsets were read (a grow can add partitions).
    */
-  void readOn(Map<String, Integer> partitions) {
+  void readOn(Map<String, Map<Integer, Long>> ends) {
     for (Map.Entry<String, Map<Integer, Long>> e : positions.entrySet()) {
-      for (int p = 0; p < partitions.getOrDefault(e.getKey(), 0); p++) {
+      Map<Integer, Long> end = ends.getOrDefault(e.getKey(), Map.of());
+      for (int p : end.keySet()) {
         e.getValue().putIfAbsent(p, 0L);
       }
-      Map<String, Integer> counts = byTopic.get(e.getKey());
       if (e.getValue().isEmpty()) {
         continue;
       }
-      boolean events = eventsAt != null && e.getKey().equals(topics.events());
       Map<Integer, Long> stopped =
           TopicScan.read(
               clientSettings,
               e.getKey(),
               e.getValue(),
-              Map.of(),
-              r -> {
-                String k =
-                    key(
-                        r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8),
-                        RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID),
-                        RecordHeaders.get(r.headers(), Replay.HEADER));
-                counts.merge(k, 1, Integer::sum);
-                if (events) {
-                  long at = pack(r.partition(), r.offset());
-                  eventsAt.merge(
-                      k,
-                      new long[] {at},
-                      (a, b) -> LongStream.concat(Arrays.stream(a), Arrays.stream(b)).toArray());
-                }
-              },
+              end,
+              r ->
+                  add(
+                      e.getKey(),
+                      r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8),
+                      RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID),
+                      RecordHeaders.get(r.headers(), Replay.HEADER),
+                      r.partition(),
+                      r.offset()),
               n -> {});
       e.getValue().putAll(stopped);
+    }
+  }
+
+  /** One output record, read from {@code topic} at {@code partition}/{@code offset}. */
+  void add(String topic, String run, String requestId, String replay, int partition, long offset) {
+    String k = key(run, requestId, replay);
+    byTopic.get(topic).merge(k, 1, Integer::sum);
+    if (eventsAt != null && topic.equals(topics.events())) {
+      long at = pack(partition, offset);
+      eventsAt.merge(
+          k,
+          new long[] {at},
+          (a, b) -> LongStream.concat(Arrays.stream(a), Arrays.stream(b)).toArray());
     }
   }
 
