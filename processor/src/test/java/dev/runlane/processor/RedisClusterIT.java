@@ -15,9 +15,12 @@ import dev.runlane.embedded.EmbeddedRedis;
 import dev.runlane.embedded.EmbeddedRedisCluster;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
+import dev.runlane.embedded.TlsStores;
 import dev.runlane.processor.topology.ProcessorMetrics;
+import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The dedup layer on a real 3-primary Redis Cluster (issue 41, D82): copies are caught by Redis
@@ -161,6 +164,37 @@ class RedisClusterIT {
           .until(() -> h.registry.get("runlane.processor.redis.available").gauge().value() == 1);
       assertAppliedOnceInOrder(h, events, runs, waves);
       assertNoStreamThreadDied(h);
+    }
+  }
+
+  /**
+   * {@code rediss+cluster://} (issue 41, D82): every node speaks TLS on the port it announces, to
+   * clients and to the other nodes, so a key reached at all was reached over TLS.
+   */
+  @Test
+  void overTlsEachCopyIsCaughtByThePrimaryHoldingItsKey(Infra infra, @TempDir Path dir) {
+    TlsStores tls = TlsStores.generate(dir);
+    TlsStores.JvmTrust trust = tls.trustedByThisJvm();
+    try (EmbeddedRedisCluster cluster = EmbeddedRedisCluster.start(3, false, tls);
+        ProcessorHarness h =
+            new ProcessorHarness(
+                infra.bootstrapServers(), cluster.uri(), infra.uniqueName("cluster-tls"), 64);
+        ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
+      assertThat(cluster.uri().getScheme()).isEqualTo("rediss+cluster");
+      startPatient(h);
+      int runs = 60;
+      send(h, runs, 0);
+      awaitDecided(h, runs);
+      send(h, runs, 0); // copies
+      awaitDecided(h, 2 * runs);
+      assertThat(h.count("duplicate", "redis")).as("every copy caught by Redis").isEqualTo(runs);
+      assertThat(h.counter(ProcessorMetrics.DEGRADED)).as("nothing decided without Redis").isZero();
+      for (EmbeddedRedis primary : cluster.primaries()) {
+        assertThat(primary.keyCount()).as("keys on every primary").isPositive();
+      }
+      assertAppliedOnceInOrder(h, events, runs, 1);
+    } finally {
+      trust.close();
     }
   }
 }
