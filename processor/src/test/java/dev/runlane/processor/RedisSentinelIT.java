@@ -4,7 +4,6 @@ import static dev.runlane.processor.RedisWaves.assertAppliedOnceInOrder;
 import static dev.runlane.processor.RedisWaves.assertNoStreamThreadDied;
 import static dev.runlane.processor.RedisWaves.awaitDecided;
 import static dev.runlane.processor.RedisWaves.send;
-import static dev.runlane.processor.RedisWaves.startPatient;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -13,7 +12,6 @@ import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
 import dev.runlane.embedded.TlsStores;
 import dev.runlane.processor.dedup.RedisDedup;
-import dev.runlane.processor.topology.ProcessorMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,21 +19,35 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The dedup layer through Sentinel (issue 41, D82): the primary killed under load, Sentinel
- * promotes the replica, and the processor follows it; nothing lost, nothing applied twice, and
- * copies sent after the failover are caught by Redis again, on the new primary.
+ * The dedup layer through Sentinel (issue 41, D82, D77), over TLS and with a password on the
+ * Sentinel: the primary killed under load, Sentinel promotes the replica, and the processor follows
+ * it; nothing lost, nothing applied twice, and copies sent after the failover are caught by Redis
+ * again, on the new primary.
  */
 @RealInfra
 class RedisSentinelIT {
 
+  /**
+   * Over TLS ({@code rediss+sentinel://}, the sentinel's TLS port) and with a password on the
+   * Sentinel itself (D77): asked without it, the start check names {@code REDIS_SENTINEL_PASSWORD}.
+   */
   @Test
-  void theProcessorFollowsThePromotedReplicaLosingNothing(Infra infra) {
-    try (EmbeddedRedisSentinel group = EmbeddedRedisSentinel.start();
+  void theProcessorFollowsThePromotedReplicaLosingNothing(Infra infra, @TempDir Path dir) {
+    TlsStores tls = TlsStores.generate(dir);
+    TlsStores.JvmTrust trust = tls.trustedByThisJvm();
+    try (EmbeddedRedisSentinel group = EmbeddedRedisSentinel.start(tls, "sentinel-secret");
         ProcessorHarness h =
             new ProcessorHarness(
                 infra.bootstrapServers(), group.uri(), infra.uniqueName("sentinel"), 64);
         ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
-      h.start();
+      assertThat(group.uri().getScheme()).isEqualTo("rediss+sentinel");
+      try (RedisDedup without =
+          new RedisDedup(h.config().redisDedupSettings(), new SimpleMeterRegistry())) {
+        assertThatThrownBy(without::verifyAccess)
+            .as("the start check, without the Sentinel's password")
+            .hasMessageContaining("REDIS_SENTINEL_PASSWORD");
+      }
+      h.with("REDIS_SENTINEL_PASSWORD", "sentinel-secret").start();
       int runs = 200;
       int waves = 5;
       for (int e = 0; e < waves - 1; e++) {
@@ -78,41 +90,6 @@ class RedisSentinelIT {
           .isEqualTo(records - runs * waves);
       assertAppliedOnceInOrder(h, events, runs, waves);
       assertNoStreamThreadDied(h);
-    }
-  }
-
-  /**
-   * {@code rediss+sentinel://} with a password on the Sentinel itself (issue 41, D77): asked
-   * without it, the start check names {@code REDIS_SENTINEL_PASSWORD}; with it, the primary found
-   * through the Sentinel (over TLS, on its TLS port) catches every copy.
-   */
-  @Test
-  void aSentinelWithItsOwnPasswordOverTlsIsAskedWithIt(Infra infra, @TempDir Path dir) {
-    TlsStores tls = TlsStores.generate(dir);
-    TlsStores.JvmTrust trust = tls.trustedByThisJvm();
-    try (EmbeddedRedisSentinel group = EmbeddedRedisSentinel.start(tls, "sentinel-secret");
-        ProcessorHarness h =
-            new ProcessorHarness(
-                infra.bootstrapServers(), group.uri(), infra.uniqueName("sentinel-tls"), 64);
-        ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
-      assertThat(group.uri().getScheme()).isEqualTo("rediss+sentinel");
-      try (RedisDedup without =
-          new RedisDedup(h.config().redisDedupSettings(), new SimpleMeterRegistry())) {
-        assertThatThrownBy(without::verifyAccess)
-            .as("the start check, without the Sentinel's password")
-            .hasMessageContaining("REDIS_SENTINEL_PASSWORD");
-      }
-      h.with("REDIS_SENTINEL_PASSWORD", "sentinel-secret");
-      startPatient(h);
-      int runs = 60;
-      send(h, runs, 0);
-      awaitDecided(h, runs);
-      send(h, runs, 0); // copies
-      awaitDecided(h, 2 * runs);
-      assertThat(h.count("duplicate", "redis")).as("every copy caught by Redis").isEqualTo(runs);
-      assertThat(h.counter(ProcessorMetrics.DEGRADED)).as("nothing decided without Redis").isZero();
-      assertThat(group.primary().keyCount()).as("the markers on the primary").isPositive();
-      assertAppliedOnceInOrder(h, events, runs, 1);
     } finally {
       trust.close();
     }
