@@ -24,6 +24,36 @@ import java.util.concurrent.TimeUnit;
  */
 public record TlsStores(Path keyStore, Path trustStore, String password) {
 
+  private static final Object SHARED_LOCK = new Object();
+  private static TlsStores shared; // guarded by SHARED_LOCK
+
+  /**
+   * One set of stores for every test in this JVM that needs only some certificate (the Redis TLS
+   * tests): made once, in a temp dir deleted at exit, as each {@code keytool} run is a JVM start.
+   */
+  public static TlsStores shared() {
+    synchronized (SHARED_LOCK) {
+      if (shared == null) {
+        try {
+          Path dir = Files.createTempDirectory("runlane-tls-");
+          dir.toFile().deleteOnExit();
+          shared = generate(dir);
+          for (Path file :
+              List.of(
+                  shared.keyStore,
+                  shared.trustStore,
+                  shared.certificatePem(),
+                  shared.privateKeyPem())) {
+            file.toFile().deleteOnExit();
+          }
+        } catch (IOException e) {
+          throw new IllegalStateException("cannot make a temp dir for TLS stores", e);
+        }
+      }
+      return shared;
+    }
+  }
+
   /** Generates the stores in {@code dir} (created if missing). */
   public static TlsStores generate(Path dir) {
     try {

@@ -17,10 +17,8 @@ import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
 import dev.runlane.embedded.TlsStores;
 import dev.runlane.processor.topology.ProcessorMetrics;
-import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The dedup layer on a real 3-primary Redis Cluster (issue 41, D82): copies are caught by Redis
@@ -36,8 +34,8 @@ class RedisClusterIT {
    * clients and to the other nodes, so a key reached at all was reached over TLS.
    */
   @Test
-  void aStoppedPrimarySendsOnlyItsKeysToTheRunStore(Infra infra, @TempDir Path dir) {
-    TlsStores tls = TlsStores.generate(dir);
+  void aStoppedPrimarySendsOnlyItsKeysToTheRunStore(Infra infra) {
+    TlsStores tls = TlsStores.shared();
     TlsStores.JvmTrust trust = tls.trustedByThisJvm();
     try (EmbeddedRedisCluster cluster = EmbeddedRedisCluster.start(3, false, tls);
         ProcessorHarness h =

@@ -13,10 +13,8 @@ import dev.runlane.embedded.RealInfra;
 import dev.runlane.embedded.TlsStores;
 import dev.runlane.processor.dedup.RedisDedup;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The dedup layer through Sentinel (issue 41, D82, D77), over TLS and with a password on the
@@ -32,8 +30,8 @@ class RedisSentinelIT {
    * Sentinel itself (D77): asked without it, the start check names {@code REDIS_SENTINEL_PASSWORD}.
    */
   @Test
-  void theProcessorFollowsThePromotedReplicaLosingNothing(Infra infra, @TempDir Path dir) {
-    TlsStores tls = TlsStores.generate(dir);
+  void theProcessorFollowsThePromotedReplicaLosingNothing(Infra infra) {
+    TlsStores tls = TlsStores.shared();
     TlsStores.JvmTrust trust = tls.trustedByThisJvm();
     try (EmbeddedRedisSentinel group = EmbeddedRedisSentinel.start(tls, "sentinel-secret");
         ProcessorHarness h =
