@@ -59,15 +59,28 @@ public final class EmbeddedRedis implements AutoCloseable {
   private final Source source;
   private final boolean sharedInstance;
   private final RedisServer server; // null when not owned
+  private final int tlsPort; // 0 without TLS
 
   private EmbeddedRedis(
       URI uri, String host, int port, Source source, boolean sharedInstance, RedisServer server) {
+    this(uri, host, port, source, sharedInstance, server, 0);
+  }
+
+  private EmbeddedRedis(
+      URI uri,
+      String host,
+      int port,
+      Source source,
+      boolean sharedInstance,
+      RedisServer server,
+      int tlsPort) {
     this.uri = uri;
     this.host = host;
     this.port = port;
     this.source = source;
     this.sharedInstance = sharedInstance;
     this.server = server;
+    this.tlsPort = tlsPort;
   }
 
   /**
@@ -99,11 +112,33 @@ public final class EmbeddedRedis implements AutoCloseable {
    * secret} for a server that needs a password.
    */
   public static EmbeddedRedis startOwned(List<String> settings) {
+    return startOwned(settings, null);
+  }
+
+  /**
+   * Like {@link #startOwned(List)}, also listening for TLS on {@link #tlsPort()} with {@code tls}'s
+   * certificate (clients not asked for one), and speaking TLS to the other nodes of a cluster or a
+   * replication group ({@code tls-cluster}, {@code tls-replication}): what a cluster or replica
+   * announces is then its TLS port. The plain port stays open for the launchers' own commands.
+   */
+  public static EmbeddedRedis startOwned(List<String> settings, TlsStores tls) {
     File path = findOnPath("redis-server");
     if (path != null) {
-      return startProcess(path, Source.PATH_BINARY, false, settings);
+      return startProcess(path, Source.PATH_BINARY, false, settings, tls);
     }
-    return startProcess(bundledBinary(), Source.BUNDLED_BINARY, false, settings);
+    return startProcess(bundledBinary(), Source.BUNDLED_BINARY, false, settings, tls);
+  }
+
+  /** The {@code redis.conf} lines of a server that also speaks TLS on {@code tlsPort}. */
+  static List<String> tlsSettings(TlsStores tls, int tlsPort) {
+    return List.of(
+        "tls-port " + tlsPort,
+        "tls-cert-file " + tls.certificatePem(),
+        "tls-key-file " + tls.privateKeyPem(),
+        "tls-ca-cert-file " + tls.certificatePem(),
+        "tls-auth-clients no",
+        "tls-replication yes",
+        "tls-cluster yes");
   }
 
   /** The {@code redis-server} an owned server runs: the one on {@code PATH}, else the bundled. */
@@ -127,7 +162,7 @@ public final class EmbeddedRedis implements AutoCloseable {
           true,
           /* server= */ null);
     }
-    return startProcess(bundledBinary(), Source.BUNDLED_BINARY, true, List.of());
+    return startProcess(bundledBinary(), Source.BUNDLED_BINARY, true, List.of(), null);
   }
 
   /** {@code redis://host:port} (a given {@code REDIS_URL} is returned as given). */
@@ -141,6 +176,11 @@ public final class EmbeddedRedis implements AutoCloseable {
 
   public int port() {
     return port;
+  }
+
+  /** The TLS port of a server started with TLS; 0 otherwise. */
+  public int tlsPort() {
+    return tlsPort;
   }
 
   /** How many keys the server holds ({@code DBSIZE}). */
@@ -280,10 +320,11 @@ public final class EmbeddedRedis implements AutoCloseable {
   }
 
   private static EmbeddedRedis startProcess(
-      File binary, Source source, boolean sharedInstance, List<String> settings) {
+      File binary, Source source, boolean sharedInstance, List<String> settings, TlsStores tls) {
     RuntimeException last = null;
     for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
       int port = FreePorts.next();
+      int tlsPort = tls == null ? 0 : FreePorts.next();
       RedisServer server;
       try {
         var builder =
@@ -295,6 +336,9 @@ public final class EmbeddedRedis implements AutoCloseable {
                 .setting("appendonly no")
                 .setting("protected-mode yes");
         settings.forEach(builder::setting);
+        if (tls != null) {
+          tlsSettings(tls, tlsPort).forEach(builder::setting);
+        }
         server =
             builder
                 // Drain the process output so a chatty server can never block on a full pipe.
@@ -327,7 +371,8 @@ public final class EmbeddedRedis implements AutoCloseable {
           port,
           source,
           sharedInstance,
-          server);
+          server,
+          tlsPort);
     }
     throw last;
   }

@@ -16,6 +16,8 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 
@@ -34,7 +36,7 @@ final class ProcessorEnv {
     Placement placement = Placement.read(r);
     Deduplication dedup = Deduplication.read(r);
     Processing processing = Processing.read(r);
-    Access access = Access.read(r);
+    Access access = Access.read(r, placement.redisUri());
     DecisionLogSettings decisionLog = DecisionLogSettings.fromEnv(r, placement.topics());
     return of(placement, dedup, processing, access, decisionLog);
   }
@@ -190,10 +192,26 @@ final class ProcessorEnv {
       KafkaClientSettings kafkaClient,
       Optional<String> redisUsername,
       Optional<Secret> redisPassword,
+      Optional<String> redisSentinelUsername,
+      Optional<Secret> redisSentinelPassword,
       TopicPolicy topicPolicy,
       Optional<Secret> runsToken) {
 
-    static Access read(EnvReader r) {
+    static Access read(EnvReader r, URI redisUri) {
+      // Sentinel's own credentials, apart from the primary's: set for another kind of Redis they
+      // would be ignored, so they stop the start instead (D77).
+      Optional<String> sentinelUser =
+          Optional.ofNullable(r.string("REDIS_SENTINEL_USERNAME", null));
+      Optional<Secret> sentinelPassword =
+          r.isSet("REDIS_SENTINEL_PASSWORD")
+              ? Optional.of(Secret.of(r.string("REDIS_SENTINEL_PASSWORD", "")))
+              : Optional.empty();
+      boolean sentinel = redisUri.getScheme().toLowerCase(Locale.ROOT).endsWith("+sentinel");
+      for (String name : List.of("REDIS_SENTINEL_USERNAME", "REDIS_SENTINEL_PASSWORD")) {
+        if (r.isSet(name) && !sentinel) {
+          r.problem(name + " is set but REDIS_URL is not redis+sentinel:// or rediss+sentinel://");
+        }
+      }
       return new Access(
           // Which generation runs is read from here (D35); written by the operator tools only.
           ControlTopic.nameFromEnv(r),
@@ -206,6 +224,8 @@ final class ProcessorEnv {
           r.isSet("REDIS_PASSWORD")
               ? Optional.of(Secret.of(r.string("REDIS_PASSWORD", "")))
               : Optional.empty(),
+          sentinelUser,
+          sentinelPassword,
           TopicPolicy.fromEnv(r),
           // GET /runs/{id} and its relay only with this bearer token when set (D80).
           r.isSet("PROCESSOR_RUNS_TOKEN")
@@ -254,6 +274,8 @@ final class ProcessorEnv {
         access.kafkaClient(),
         access.redisUsername(),
         access.redisPassword(),
+        access.redisSentinelUsername(),
+        access.redisSentinelPassword(),
         access.topicPolicy(),
         true,
         access.runsToken(),

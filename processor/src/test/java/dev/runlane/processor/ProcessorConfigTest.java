@@ -280,4 +280,28 @@ class ProcessorConfigTest {
     assertThat(config.redisPassword().orElseThrow().reveal()).isEqualTo("ab,cd");
     assertThat(config.toString()).doesNotContain("ab,cd");
   }
+
+  @Test
+  void sentinelsOwnCredentialsAreReadForSentinelAndRefusedForAnythingElse() {
+    ProcessorConfig config =
+        ProcessorConfig.fromEnv(
+            Map.of(
+                "REDIS_URL", "redis+sentinel://s1:26379/dedup",
+                "REDIS_SENTINEL_USERNAME", "watcher",
+                "REDIS_SENTINEL_PASSWORD", "s3,cret"));
+    assertThat(config.redisDedupSettings().sentinelUsername()).contains("watcher");
+    assertThat(config.redisDedupSettings().sentinelPassword().orElseThrow().reveal())
+        .isEqualTo("s3,cret");
+    assertThat(config.toString()).doesNotContain("s3,cret");
+
+    assertThatThrownBy(
+            () ->
+                ProcessorConfig.fromEnv(
+                    Map.of(
+                        "REDIS_URL", "redis+cluster://h1:6379",
+                        "REDIS_SENTINEL_PASSWORD", "s3cret")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("REDIS_SENTINEL_PASSWORD is set but REDIS_URL is not")
+        .hasMessageNotContaining("s3cret");
+  }
 }
