@@ -53,6 +53,9 @@ public final class EmbeddedRedis implements AutoCloseable {
     BUNDLED_BINARY
   }
 
+  /** The pid of a server {@link #freeze()} stopped, 0 when it runs. */
+  private long frozenPid;
+
   private final URI uri;
   private final String host;
   private final int port;
@@ -252,17 +255,21 @@ public final class EmbeddedRedis implements AutoCloseable {
    */
   public synchronized void freeze() {
     requireOwnedAndPrivate("freeze");
-    signal("STOP");
+    // Asked now: a frozen server answers nothing, INFO included.
+    frozenPid = pid();
+    signal("STOP", frozenPid);
   }
 
   /** Lets a frozen server run again (SIGCONT). */
   public synchronized void thaw() {
     requireOwnedAndPrivate("thaw");
-    signal("CONT");
+    if (frozenPid > 0) {
+      signal("CONT", frozenPid);
+      frozenPid = 0;
+    }
   }
 
-  private void signal(String name) {
-    long pid = pid();
+  private static void signal(String name, long pid) {
     try {
       Process p = new ProcessBuilder("sh", "-c", "kill -" + name + " " + pid).start();
       if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
@@ -290,6 +297,9 @@ public final class EmbeddedRedis implements AutoCloseable {
   public synchronized void close() {
     if (server == null || sharedInstance || !server.isActive()) {
       return;
+    }
+    if (frozenPid > 0) {
+      thaw(); // a stopped process would not act on the stop until it runs again
     }
     try {
       server.stop();
