@@ -7,6 +7,7 @@ import dev.runlane.bench.stage.ProcessorStage;
 import dev.runlane.bench.stage.RebuildStage;
 import dev.runlane.bench.stage.RecoveryStage;
 import dev.runlane.bench.stage.RedisClusterStage;
+import dev.runlane.bench.stage.RestartStage;
 import dev.runlane.bench.stage.SinkStage;
 import dev.runlane.bench.stage.SoakStage;
 import dev.runlane.bench.stage.TraceStage;
@@ -32,6 +33,7 @@ final class Stages {
           new ProcessorStage(),
           new EndToEndStage(),
           new RecoveryStage(),
+          new RestartStage(),
           new RebuildStage(),
           new GenerationsStage(),
           new SinkStage(),

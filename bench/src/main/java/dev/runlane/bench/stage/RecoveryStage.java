@@ -10,20 +10,13 @@ import dev.runlane.bench.probe.Offsets;
 import dev.runlane.bench.report.Results;
 import dev.runlane.bench.report.Row;
 import dev.runlane.common.kafka.RecordHeaders;
-import java.io.File;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -153,8 +146,8 @@ public final class RecoveryStage extends Stage {
             },
             "rec-reader");
 
-    Child first = null;
-    Child second = null;
+    ProcessorChild first = null;
+    ProcessorChild second = null;
     try {
       double storeFillSeconds = 0;
       if (storedRuns > 0) {
@@ -279,46 +272,10 @@ public final class RecoveryStage extends Stage {
       stopReader.set(true);
       producer.join(10_000);
       reader.join(10_000);
-      for (Child c : new Child[] {first, second}) {
-        Process p = c == null ? null : c.process();
-        if (p != null && p.isAlive()) {
-          p.destroy();
-          if (!p.waitFor(30, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-          }
+      for (ProcessorChild c : new ProcessorChild[] {first, second}) {
+        if (c != null) {
+          c.stop();
         }
-      }
-    }
-  }
-
-  /** A processor child JVM and its admin port. */
-  private record Child(Process process, int port) {
-    /** The median time of {@code n} GETs of {@code path} in a row, NaN if one was not a 200. */
-    double roundTripMillis(HttpClient http, String path, int n) {
-      double[] millis = new double[n];
-      for (int i = 0; i < n; i++) {
-        long start = System.nanoTime();
-        if (!answers(http, path)) {
-          return Double.NaN;
-        }
-        millis[i] = (System.nanoTime() - start) / 1e6;
-      }
-      Arrays.sort(millis);
-      return millis[n / 2];
-    }
-
-    boolean answers(HttpClient http, String path) {
-      try {
-        HttpRequest get =
-            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .timeout(Duration.ofMillis(500))
-                .build();
-        return http.send(get, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
-      } catch (IOException e) {
-        return false; // not listening yet
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return false;
       }
     }
   }
@@ -337,24 +294,11 @@ public final class RecoveryStage extends Stage {
         : "static membership: group instance id " + id.strip() + " from the environment";
   }
 
-  private static Child startProcessor(BenchContext ctx, String prefix, Path stateDir, String name)
-      throws Exception {
-    int port;
-    try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      port = probe.getLocalPort();
-    }
-    ProcessBuilder pb =
-        new ProcessBuilder(
-            javaBinary(),
-            "-Xmx512m",
-            "-Dlogback.configurationFile=runlane-bench-logback.xml",
-            "-cp",
-            ctx.jar,
-            "dev.runlane.processor.ProcessorMain");
-    Map<String, String> env = pb.environment();
+  private static ProcessorChild startProcessor(
+      BenchContext ctx, String prefix, Path stateDir, String name) throws Exception {
+    Map<String, String> env = new HashMap<>();
     env.put("KAFKA_BOOTSTRAP_SERVERS", ctx.bootstrap());
     env.put("REDIS_URL", ctx.redis().uri().toString());
-    env.put("PROCESSOR_PORT", Integer.toString(port));
     env.put("PROCESSOR_APPLICATION_ID", APP_ID);
     env.put("PROCESSOR_STATE_DIR", stateDir.toString());
     env.put("TOPIC_WEBHOOKS", prefix + "webhooks");
@@ -364,15 +308,16 @@ public final class RecoveryStage extends Stage {
     env.put("TOPIC_RUNS", prefix + "runs");
     env.put("TOPIC_PARTITIONS", Integer.toString(BenchContext.PARTITIONS));
     env.put("DEDUP_KEY_PREFIX", "bench:recovery:");
-    env.putIfAbsent(GROUP_INSTANCE_ID, BENCH_INSTANCE_ID);
-    File log = Files.createTempFile("runlane-bench-processor-" + name, ".log").toFile();
-    pb.redirectErrorStream(true).redirectOutput(log);
-    ctx.results.note(STAGE, "processor " + name + " log: " + log);
-    return new Child(pb.start(), port);
-  }
-
-  private static String javaBinary() {
-    return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    if (System.getenv(GROUP_INSTANCE_ID) == null) {
+      env.put(GROUP_INSTANCE_ID, BENCH_INSTANCE_ID);
+    }
+    return ProcessorChild.start(
+        ctx,
+        STAGE,
+        name,
+        ProcessorChild.freePort(),
+        List.of("-Xmx512m", "-Dlogback.configurationFile=runlane-bench-logback.xml"),
+        env);
   }
 
   private static void awaitOutput(Map<String, Integer> seen, Duration timeout, String what) {
@@ -385,7 +330,7 @@ public final class RecoveryStage extends Stage {
     }
   }
 
-  private static void produce(
+  static void produce(
       String bootstrap,
       String topic,
       int rate,

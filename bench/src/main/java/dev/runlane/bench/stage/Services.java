@@ -35,7 +35,8 @@ final class Services {
           "PROCESSOR_TRANSACTIONAL_STATE_STORES",
           "PROCESSOR_THREADS",
           "PROCESSOR_PRODUCER_COMPRESSION",
-          "PROCESSOR_ROCKSDB_MEMORY_MB");
+          "PROCESSOR_ROCKSDB_MEMORY_MB",
+          "PROCESSOR_SESSION_TIMEOUT_MS");
 
   /** Both: the stages that run the ingress and the processor together. */
   static final List<String> PIPELINE_TUNING =
