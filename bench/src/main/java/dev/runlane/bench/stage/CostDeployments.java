@@ -43,6 +43,13 @@ final class CostDeployments implements AutoCloseable {
   record Deployment(String name, int port, TopicNames topics, List<Component> components) {}
 
   private final List<Child> children = new ArrayList<>();
+
+  /**
+   * Stops the children if the bench's JVM ends before the stage does (Ctrl-C, a kill): they would
+   * otherwise run on, a broker and four services loading the machine.
+   */
+  private final Thread onExit = new Thread(this::stopChildren, "cost-children-stop");
+
   private final List<String> logs = new ArrayList<>();
   private EmbeddedRedis redis;
   private String bootstrap;
@@ -53,6 +60,7 @@ final class CostDeployments implements AutoCloseable {
   /** Starts the broker and Redis; the pipelines come with {@link #runlane} and {@link #bare}. */
   static CostDeployments start() throws Exception {
     CostDeployments d = new CostDeployments();
+    Runtime.getRuntime().addShutdownHook(d.onExit);
     try {
       Path ready = readyFile("broker");
       Child kafka = d.child("broker", List.of("broker", ready.toString()), Map.of());
@@ -215,11 +223,22 @@ final class CostDeployments implements AutoCloseable {
   /** The services first, the broker (the first child) last, then Redis. */
   @Override
   public void close() {
+    try {
+      Runtime.getRuntime().removeShutdownHook(onExit);
+    } catch (IllegalStateException e) {
+      // the JVM is ending: the hook runs the same stop
+    }
+    stopChildren();
+  }
+
+  private synchronized void stopChildren() {
     for (int i = children.size() - 1; i >= 0; i--) {
       children.get(i).close();
     }
+    children.clear();
     if (redis != null) {
       redis.close();
+      redis = null;
     }
   }
 }

@@ -32,7 +32,11 @@ import java.util.stream.Stream;
 public final class CostStage extends Stage {
   static final String STAGE = "cost";
 
-  /** The offered rate of the CPU windows, webhooks/s (default 2,000). */
+  /**
+   * The offered rate of the CPU windows, webhooks/s: 2,000 by default, 1,000 with {@code --quick}.
+   * A quick run is what a loaded machine gets, and there runlane's capacity fell to 2,000/s and
+   * below (D92): the rate must stay well under it, or the figure measures a backlog's batching.
+   */
   static final String RATE_VARIABLE = "BENCH_COST_RATE";
 
   static final int REPETITIONS = 3;
@@ -52,7 +56,7 @@ public final class CostStage extends Stage {
   @Override
   public void run(BenchContext ctx) throws Exception {
     Results res = ctx.results;
-    double rate = BenchContext.envNumber(RATE_VARIABLE, 2000);
+    double rate = BenchContext.envNumber(RATE_VARIABLE, ctx.quick ? 1000 : 2000);
     Duration window = Duration.ofSeconds(ctx.quick ? 10 : 30);
     Duration settle = Duration.ofSeconds(ctx.quick ? 5 : 10);
     Duration warm = Duration.ofSeconds(ctx.quick ? 30 : 60);
@@ -92,8 +96,9 @@ public final class CostStage extends Stage {
         // Which goes first alternates, so that a drift over the run favours neither.
         List<Deployment> order = rep % 2 == 1 ? List.of(runlane, bare) : List.of(bare, runlane);
         for (Deployment dep : order) {
+          Duration reorder = dep == runlane ? reorderWindow : Duration.ZERO;
           Map<String, Double> us =
-              cpuWindow(ctx, d, dep, load, rate, settle, window, webhooks, rep);
+              cpuWindow(ctx, d, dep, load, rate, settle, window, webhooks, rep, reorder);
           us.forEach(
               (k, v) -> cpu.get(dep.name()).computeIfAbsent(k, x -> new ArrayList<>()).add(v));
         }
@@ -109,7 +114,8 @@ public final class CostStage extends Stage {
   /**
    * One window at {@code rate} (after {@code settle} at it, discarded): each component's CPU
    * milliseconds over the window, per webhook answered 200, in microseconds; NaN throughout when
-   * the window did not see every webhook through.
+   * the pipeline did not keep up in it (the e2e stage's rule: every webhook answered 200 and seen,
+   * p50 under 250 ms).
    */
   private static Map<String, Double> cpuWindow(
       BenchContext ctx,
@@ -120,7 +126,8 @@ public final class CostStage extends Stage {
       Duration settle,
       Duration window,
       Webhooks webhooks,
-      int rep)
+      int rep,
+      Duration reorderWindow)
       throws Exception {
     measure(load, dep.port(), d.bootstrap(), dep.topics(), rate, Duration.ZERO, settle, webhooks);
     List<Component> read = new ArrayList<>(dep.components());
@@ -151,7 +158,9 @@ public final class CostStage extends Stage {
       line.append(String.format(", %s %.0f%s", c.name(), v, counted ? "" : " (idle, not counted)"));
     }
     us.put(TOTAL, total);
-    boolean complete = step.complete();
+    // A pipeline behind the rate drains a backlog in large batches, cheaper per event than the
+    // live rate the figure is for: such a window does not count either (D92).
+    boolean complete = step.keptUp(reorderWindow);
     ctx.results.note(
         STAGE,
         String.format(
@@ -169,7 +178,11 @@ public final class CostStage extends Stage {
             perWebhookMicros(self, n),
             step.e2e().p50(),
             step.e2e().p99(),
-            complete ? "" : "; NOT every webhook seen: the window does not count"));
+            complete
+                ? ""
+                : "; NOT kept up (every webhook answered 200 and seen, p50 < 250 ms): the"
+                    + " window does not count: "
+                    + step.ingress()));
     if (!complete) {
       us.replaceAll((k, v) -> Double.NaN);
     }
@@ -191,7 +204,7 @@ public final class CostStage extends Stage {
 
   /**
    * The highest step whose window saw every webhook through with p50 under 250 ms (the e2e stage's
-   * rule); a step that misses gets a second window, as there.
+   * rule, its steps of 1k/s from 1k/s); a step that misses gets a second window, as there.
    */
   private static double capacity(
       BenchContext ctx,
@@ -202,7 +215,7 @@ public final class CostStage extends Stage {
       Webhooks webhooks,
       int rep)
       throws Exception {
-    int stepSize = ctx.quick ? 2000 : 1000;
+    int stepSize = 1000;
     int top = 30_000;
     Duration window = Duration.ofSeconds(ctx.quick ? 5 : 10);
     Duration warmup = Duration.ofSeconds(3);
@@ -282,7 +295,7 @@ public final class CostStage extends Stage {
       res.add(
           c.equals(TOTAL)
               ? row.withTarget(
-                  "<= 1.5x bare (median of 3)",
+                  "<= 1.5x bare (median of the repetitions)",
                   ratio.count() > 0 && ratio.median() <= CPU_RATIO_TARGET)
               : row);
     }
@@ -299,7 +312,7 @@ public final class CostStage extends Stage {
                 "events/s")
             .against("bare pipeline", b.median(), ratio.median())
             .withTarget(
-                ">= 0.8x bare (median of 3)",
+                ">= 0.8x bare (median of the repetitions)",
                 ratio.count() > 0 && ratio.median() >= CAPACITY_RATIO_TARGET));
     res.add(
         Row.figure(
