@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,21 +53,37 @@ public final class EmbeddedRedis implements AutoCloseable {
     BUNDLED_BINARY
   }
 
+  /** The pid of a server {@link #freeze()} stopped, 0 when it runs. */
+  private long frozenPid;
+
   private final URI uri;
   private final String host;
   private final int port;
   private final Source source;
   private final boolean sharedInstance;
   private final RedisServer server; // null when not owned
+  private final int tlsPort; // 0 without TLS
 
   private EmbeddedRedis(
       URI uri, String host, int port, Source source, boolean sharedInstance, RedisServer server) {
+    this(uri, host, port, source, sharedInstance, server, 0);
+  }
+
+  private EmbeddedRedis(
+      URI uri,
+      String host,
+      int port,
+      Source source,
+      boolean sharedInstance,
+      RedisServer server,
+      int tlsPort) {
     this.uri = uri;
     this.host = host;
     this.port = port;
     this.source = source;
     this.sharedInstance = sharedInstance;
     this.server = server;
+    this.tlsPort = tlsPort;
   }
 
   /**
@@ -98,11 +115,33 @@ public final class EmbeddedRedis implements AutoCloseable {
    * secret} for a server that needs a password.
    */
   public static EmbeddedRedis startOwned(List<String> settings) {
+    return startOwned(settings, null);
+  }
+
+  /**
+   * Like {@link #startOwned(List)}, also listening for TLS on {@link #tlsPort()} with {@code tls}'s
+   * certificate (clients not asked for one), and speaking TLS to the other nodes of a cluster or a
+   * replication group ({@code tls-cluster}, {@code tls-replication}): what a cluster or replica
+   * announces is then its TLS port. The plain port stays open for the launchers' own commands.
+   */
+  public static EmbeddedRedis startOwned(List<String> settings, TlsStores tls) {
     File path = findOnPath("redis-server");
     if (path != null) {
-      return startProcess(path, Source.PATH_BINARY, false, settings);
+      return startProcess(path, Source.PATH_BINARY, false, settings, tls);
     }
-    return startProcess(bundledBinary(), Source.BUNDLED_BINARY, false, settings);
+    return startProcess(bundledBinary(), Source.BUNDLED_BINARY, false, settings, tls);
+  }
+
+  /** The {@code redis.conf} lines of a server that also speaks TLS on {@code tlsPort}. */
+  static List<String> tlsSettings(TlsStores tls, int tlsPort) {
+    return List.of(
+        "tls-port " + tlsPort,
+        "tls-cert-file " + tls.certificatePem(),
+        "tls-key-file " + tls.privateKeyPem(),
+        "tls-ca-cert-file " + tls.certificatePem(),
+        "tls-auth-clients no",
+        "tls-replication yes",
+        "tls-cluster yes");
   }
 
   /** The {@code redis-server} an owned server runs: the one on {@code PATH}, else the bundled. */
@@ -126,7 +165,7 @@ public final class EmbeddedRedis implements AutoCloseable {
           true,
           /* server= */ null);
     }
-    return startProcess(bundledBinary(), Source.BUNDLED_BINARY, true, List.of());
+    return startProcess(bundledBinary(), Source.BUNDLED_BINARY, true, List.of(), null);
   }
 
   /** {@code redis://host:port} (a given {@code REDIS_URL} is returned as given). */
@@ -140,6 +179,11 @@ public final class EmbeddedRedis implements AutoCloseable {
 
   public int port() {
     return port;
+  }
+
+  /** The TLS port of a server started with TLS; 0 otherwise. */
+  public int tlsPort() {
+    return tlsPort;
   }
 
   /** How many keys the server holds ({@code DBSIZE}). */
@@ -194,14 +238,7 @@ public final class EmbeddedRedis implements AutoCloseable {
    */
   public synchronized void kill() {
     requireOwnedAndPrivate("kill");
-    String info = Resp.text(host, port, "INFO", "server");
-    long pid =
-        info.lines()
-            .filter(l -> l.startsWith("process_id:"))
-            .mapToLong(l -> Long.parseLong(l.substring("process_id:".length()).trim()))
-            .findFirst()
-            .orElseThrow(() -> new IllegalStateException("no process_id in INFO of port " + port));
-    ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+    ProcessHandle.of(pid()).ifPresent(ProcessHandle::destroyForcibly);
     long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
     while (answersPing(host, port, Duration.ofMillis(200))) {
       if (System.nanoTime() > deadline) {
@@ -211,11 +248,58 @@ public final class EmbeddedRedis implements AutoCloseable {
     }
   }
 
+  /**
+   * Freezes an owned server with SIGSTOP until {@link #thaw()}: it answers nothing, not even PING,
+   * and its clients' connections stay open, as a server stalled by its host would. Unlike {@code
+   * CLIENT PAUSE}, it lasts until the test says, not for a time the test must beat.
+   */
+  public synchronized void freeze() {
+    requireOwnedAndPrivate("freeze");
+    // Asked now: a frozen server answers nothing, INFO included.
+    frozenPid = pid();
+    signal("STOP", frozenPid);
+  }
+
+  /** Lets a frozen server run again (SIGCONT). */
+  public synchronized void thaw() {
+    requireOwnedAndPrivate("thaw");
+    if (frozenPid > 0) {
+      signal("CONT", frozenPid);
+      frozenPid = 0;
+    }
+  }
+
+  private static void signal(String name, long pid) {
+    try {
+      Process p = new ProcessBuilder("sh", "-c", "kill -" + name + " " + pid).start();
+      if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
+        throw new IllegalStateException("kill -" + name + " " + pid + " failed");
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted sending SIG" + name, e);
+    }
+  }
+
+  private long pid() {
+    String info = Resp.text(host, port, "INFO", "server");
+    return info.lines()
+        .filter(l -> l.startsWith("process_id:"))
+        .mapToLong(l -> Long.parseLong(l.substring("process_id:".length()).trim()))
+        .findFirst()
+        .orElseThrow(() -> new IllegalStateException("no process_id in INFO of port " + port));
+  }
+
   /** Stops an owned, non-shared server; no-op for servers we were given or the shared one. */
   @Override
   public synchronized void close() {
     if (server == null || sharedInstance || !server.isActive()) {
       return;
+    }
+    if (frozenPid > 0) {
+      thaw(); // a stopped process would not act on the stop until it runs again
     }
     try {
       server.stop();
@@ -246,10 +330,11 @@ public final class EmbeddedRedis implements AutoCloseable {
   }
 
   private static EmbeddedRedis startProcess(
-      File binary, Source source, boolean sharedInstance, List<String> settings) {
+      File binary, Source source, boolean sharedInstance, List<String> settings, TlsStores tls) {
     RuntimeException last = null;
     for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
       int port = FreePorts.next();
+      int tlsPort = tls == null ? 0 : FreePorts.next();
       RedisServer server;
       try {
         var builder =
@@ -261,6 +346,9 @@ public final class EmbeddedRedis implements AutoCloseable {
                 .setting("appendonly no")
                 .setting("protected-mode yes");
         settings.forEach(builder::setting);
+        if (tls != null) {
+          tlsSettings(tls, tlsPort).forEach(builder::setting);
+        }
         server =
             builder
                 // Drain the process output so a chatty server can never block on a full pipe.
@@ -293,7 +381,8 @@ public final class EmbeddedRedis implements AutoCloseable {
           port,
           source,
           sharedInstance,
-          server);
+          server,
+          tlsPort);
     }
     throw last;
   }

@@ -26,14 +26,25 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
 
   private final List<EmbeddedRedis> primaries;
   private final List<EmbeddedRedis> replicas;
+  private final boolean tls;
 
-  private EmbeddedRedisCluster(List<EmbeddedRedis> primaries, List<EmbeddedRedis> replicas) {
+  private EmbeddedRedisCluster(
+      List<EmbeddedRedis> primaries, List<EmbeddedRedis> replicas, boolean tls) {
     this.primaries = primaries;
     this.replicas = replicas;
+    this.tls = tls;
   }
 
   /** Starts {@code primaryCount} primaries (and a replica for each if asked), slots assigned. */
   public static EmbeddedRedisCluster start(int primaryCount, boolean withReplicas) {
+    return start(primaryCount, withReplicas, null);
+  }
+
+  /**
+   * Like {@link #start(int, boolean)}; with {@code tls} not null, a cluster that speaks TLS to its
+   * clients and between its nodes, and announces its nodes' TLS ports ({@code rediss+cluster://}).
+   */
+  public static EmbeddedRedisCluster start(int primaryCount, boolean withReplicas, TlsStores tls) {
     Path dir;
     try {
       dir = Files.createTempDirectory("runlane-redis-cluster");
@@ -42,12 +53,12 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
     }
     List<EmbeddedRedis> primaries = new ArrayList<>();
     List<EmbeddedRedis> replicas = new ArrayList<>();
-    EmbeddedRedisCluster cluster = new EmbeddedRedisCluster(primaries, replicas);
+    EmbeddedRedisCluster cluster = new EmbeddedRedisCluster(primaries, replicas, tls != null);
     try {
       for (int i = 0; i < primaryCount; i++) {
-        primaries.add(EmbeddedRedis.startOwned(settings(dir, "p" + i)));
+        primaries.add(EmbeddedRedis.startOwned(settings(dir, "p" + i), tls));
         if (withReplicas) {
-          replicas.add(EmbeddedRedis.startOwned(settings(dir, "r" + i)));
+          replicas.add(EmbeddedRedis.startOwned(settings(dir, "r" + i), tls));
         }
       }
       cluster.assemble();
@@ -72,7 +83,7 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
     EmbeddedRedis first = primaries.get(0);
     for (EmbeddedRedis node : nodes()) {
       if (node != first) {
-        Resp.call(first.host(), first.port(), "CLUSTER", "MEET", node.host(), "" + node.port());
+        Resp.call(first.host(), first.port(), "CLUSTER", "MEET", node.host(), "" + announced(node));
       }
     }
     for (int i = 0; i < primaries.size(); i++) {
@@ -100,15 +111,20 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
   }
 
   /**
-   * The processor's {@code REDIS_URL} for this cluster: {@code redis+cluster://} and every primary
-   * as a seed.
+   * The processor's {@code REDIS_URL} for this cluster: {@code redis+cluster://} ({@code
+   * rediss+cluster://} with TLS) and every primary as a seed.
    */
   public URI uri() {
     return URI.create(
-        "redis+cluster://"
+        (tls ? "rediss+cluster://" : "redis+cluster://")
             + primaries.stream()
-                .map(p -> p.host() + ":" + p.port())
+                .map(p -> p.host() + ":" + announced(p))
                 .collect(Collectors.joining(",")));
+  }
+
+  /** The port clients and the other nodes reach {@code node} on: its TLS port with TLS. */
+  private int announced(EmbeddedRedis node) {
+    return tls ? node.tlsPort() : node.port();
   }
 
   public List<EmbeddedRedis> primaries() {
@@ -168,6 +184,20 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
         }
       }
     }
+  }
+
+  /**
+   * Restarts every node, as after a power cut without persistence: every key is gone, and each node
+   * comes back as itself with its slots (its {@code nodes.conf}). Returns once the cluster serves
+   * every slot again.
+   */
+  public void restart() {
+    for (EmbeddedRedis node : nodes()) {
+      node.restart();
+    }
+    int total = nodes().size();
+    await("every node knows every other", () -> nodes().stream().allMatch(n -> known(n) == total));
+    await("cluster_state:ok on every node", () -> nodes().stream().allMatch(this::clusterOk));
   }
 
   /** Waits until the replica of primary {@code i} has taken over its slots. */

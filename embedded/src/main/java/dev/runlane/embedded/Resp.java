@@ -38,24 +38,45 @@ final class Resp {
    * @throws UncheckedIOException if the node does not answer
    */
   static Object call(String host, int port, String... args) {
+    return exchange(host, port, List.of(args));
+  }
+
+  /** {@link #call} on a server that needs {@code password} ({@code AUTH} first); null: none. */
+  static Object callWithPassword(String host, int port, String password, String... args) {
+    return password == null
+        ? call(host, port, args)
+        : exchange(host, port, List.of("AUTH", password), List.of(args));
+  }
+
+  /** Sends every command on one connection, and returns the last one's reply. */
+  @SafeVarargs
+  private static Object exchange(String host, int port, List<String>... commands) {
+    String name = commands[commands.length - 1].get(0);
     try (Socket socket = new Socket()) {
       socket.connect(new InetSocketAddress(host, port), TIMEOUT_MS);
       socket.setSoTimeout(TIMEOUT_MS);
       OutputStream out = socket.getOutputStream();
       ByteArrayOutputStream command = new ByteArrayOutputStream();
-      command.writeBytes(("*" + args.length + "\r\n").getBytes(StandardCharsets.US_ASCII));
-      for (String arg : args) {
-        byte[] bytes = arg.getBytes(StandardCharsets.UTF_8);
-        command.writeBytes(("$" + bytes.length + "\r\n").getBytes(StandardCharsets.US_ASCII));
-        command.writeBytes(bytes);
-        command.writeBytes("\r\n".getBytes(StandardCharsets.US_ASCII));
+      for (List<String> args : commands) {
+        command.writeBytes(("*" + args.size() + "\r\n").getBytes(StandardCharsets.US_ASCII));
+        for (String arg : args) {
+          byte[] bytes = arg.getBytes(StandardCharsets.UTF_8);
+          command.writeBytes(("$" + bytes.length + "\r\n").getBytes(StandardCharsets.US_ASCII));
+          command.writeBytes(bytes);
+          command.writeBytes("\r\n".getBytes(StandardCharsets.US_ASCII));
+        }
       }
       out.write(command.toByteArray());
       out.flush();
-      return read(new BufferedInputStream(socket.getInputStream()));
+      BufferedInputStream in = new BufferedInputStream(socket.getInputStream());
+      Object reply = null;
+      for (int i = 0; i < commands.length; i++) {
+        reply = read(in);
+      }
+      return reply;
     } catch (IOException e) {
       throw new UncheckedIOException(
-          "redis-server on " + host + ":" + port + " did not answer " + args[0], e);
+          "redis-server on " + host + ":" + port + " did not answer " + name, e);
     }
   }
 

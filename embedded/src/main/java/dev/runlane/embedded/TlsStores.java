@@ -1,10 +1,15 @@
 package dev.runlane.embedded;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.Key;
+import java.security.KeyStore;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -18,6 +23,36 @@ import java.util.concurrent.TimeUnit;
  * @param password the password of both stores and of the key
  */
 public record TlsStores(Path keyStore, Path trustStore, String password) {
+
+  private static final Object SHARED_LOCK = new Object();
+  private static TlsStores shared; // guarded by SHARED_LOCK
+
+  /**
+   * One set of stores for every test in this JVM that needs only some certificate (the Redis TLS
+   * tests): made once, in a temp dir deleted at exit, as each {@code keytool} run is a JVM start.
+   */
+  public static TlsStores shared() {
+    synchronized (SHARED_LOCK) {
+      if (shared == null) {
+        try {
+          Path dir = Files.createTempDirectory("runlane-tls-");
+          dir.toFile().deleteOnExit();
+          shared = generate(dir);
+          for (Path file :
+              List.of(
+                  shared.keyStore,
+                  shared.trustStore,
+                  shared.certificatePem(),
+                  shared.privateKeyPem())) {
+            file.toFile().deleteOnExit();
+          }
+        } catch (IOException e) {
+          throw new IllegalStateException("cannot make a temp dir for TLS stores", e);
+        }
+      }
+      return shared;
+    }
+  }
 
   /** Generates the stores in {@code dir} (created if missing). */
   public static TlsStores generate(Path dir) {
@@ -76,6 +111,68 @@ public record TlsStores(Path keyStore, Path trustStore, String password) {
       return new TlsStores(keyStore, trustStore, password);
     } catch (IOException e) {
       throw new IllegalStateException("cannot make TLS stores in " + dir, e);
+    }
+  }
+
+  /** What {@link #trustedByThisJvm()} returns: closing it puts the earlier trust store back. */
+  public interface JvmTrust extends AutoCloseable {
+    @Override
+    void close();
+  }
+
+  private static final List<String> TRUST_PROPERTIES =
+      List.of(
+          "javax.net.ssl.trustStore",
+          "javax.net.ssl.trustStorePassword",
+          "javax.net.ssl.trustStoreType");
+
+  /**
+   * Makes {@link #trustStore()} this JVM's default trust store until closed, for clients that check
+   * a server against the JDK's trust store (the processor's {@code rediss://}): the JDK reads these
+   * properties again whenever a trust manager is made with the default store.
+   */
+  public JvmTrust trustedByThisJvm() {
+    List<String> before = TRUST_PROPERTIES.stream().map(System::getProperty).toList();
+    System.setProperty(TRUST_PROPERTIES.get(0), trustStore.toString());
+    System.setProperty(TRUST_PROPERTIES.get(1), password);
+    System.setProperty(TRUST_PROPERTIES.get(2), "PKCS12");
+    return () -> {
+      for (int i = 0; i < TRUST_PROPERTIES.size(); i++) {
+        if (before.get(i) == null) {
+          System.clearProperty(TRUST_PROPERTIES.get(i));
+        } else {
+          System.setProperty(TRUST_PROPERTIES.get(i), before.get(i));
+        }
+      }
+    };
+  }
+
+  /** The server's certificate as PEM, for servers that read PEM files such as redis-server. */
+  public Path certificatePem() {
+    return keyStore.resolveSibling("server.crt");
+  }
+
+  /**
+   * The server's private key as unencrypted PKCS#8 PEM, for servers that read PEM files such as
+   * redis-server; written next to the key store on the first call.
+   */
+  public synchronized Path privateKeyPem() {
+    Path pem = keyStore.resolveSibling("server.key");
+    if (Files.exists(pem)) {
+      return pem;
+    }
+    try (InputStream in = Files.newInputStream(keyStore)) {
+      KeyStore store = KeyStore.getInstance("PKCS12");
+      store.load(in, password.toCharArray());
+      Key key = store.getKey("server", password.toCharArray());
+      String body =
+          Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
+              .encodeToString(key.getEncoded());
+      Files.writeString(
+          pem, "-----BEGIN PRIVATE KEY-----\n" + body + "\n-----END PRIVATE KEY-----\n");
+      return pem;
+    } catch (IOException | GeneralSecurityException e) {
+      throw new IllegalStateException("cannot write the private key of " + keyStore, e);
     }
   }
 

@@ -54,6 +54,12 @@ final class DemoCommand implements Callable<Integer> {
   Duration reorderWindow;
 
   @Option(
+      names = "--redis-cluster",
+      description =
+          "Run the dedup layer on a 3-primary Redis Cluster of the bundled redis-server (D82).")
+  boolean redisCluster;
+
+  @Option(
       names = "--no-sink",
       description = "Leave out PostgreSQL and the sink, and the report's database checks.")
   boolean noSink;
@@ -63,11 +69,11 @@ final class DemoCommand implements Callable<Integer> {
     PrintStream out = System.out;
     long workloadSeed = seed != null ? seed : System.nanoTime();
     out.println("starting the runlane stack on free ports ...");
-    try (Stack stack =
-        Stack.start(
-            Stack.Settings.freePorts(Stack.newSecret())
-                .withReorderWindow(reorderWindow)
-                .withSink(!noSink))) {
+    Stack.Settings settings =
+        Stack.Settings.freePorts(Stack.newSecret())
+            .withReorderWindow(reorderWindow)
+            .withSink(!noSink);
+    try (Stack stack = Stack.start(redisCluster ? settings.withRedisCluster() : settings)) {
       out.println(
           "stack up: webhooks "
               + stack.webhookUri()

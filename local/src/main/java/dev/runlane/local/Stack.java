@@ -5,7 +5,7 @@ import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.embedded.EmbeddedKafka;
 import dev.runlane.embedded.EmbeddedPostgres;
-import dev.runlane.embedded.EmbeddedRedis;
+import dev.runlane.embedded.EmbeddedRedisCluster;
 import dev.runlane.ingress.IngressApp;
 import dev.runlane.ingress.IngressConfig;
 import dev.runlane.local.verify.PipelineVerifier;
@@ -28,7 +28,6 @@ import java.util.Base64;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -58,6 +57,7 @@ public final class Stack implements AutoCloseable {
    * @param partitions partitions of each topic
    * @param secret the Sume signing secret the ingress accepts
    * @param redisUri a Redis to use, or null for {@code REDIS_URL}/localhost/bundled
+   * @param redisCluster start a 3-primary Redis Cluster for the stack instead (D82)
    */
   public record Settings(
       String host,
@@ -68,16 +68,18 @@ public final class Stack implements AutoCloseable {
       Secret secret,
       URI redisUri,
       Duration reorderWindow,
-      boolean sink) {
+      boolean sink,
+      boolean redisCluster) {
 
     /** The documented default ports 8080, 9080 and 9081 on loopback, 6 partitions, a sink. */
     public static Settings defaults(Secret secret) {
-      return new Settings("127.0.0.1", 8080, 9080, 9081, 6, secret, null, Duration.ZERO, true);
+      return new Settings(
+          "127.0.0.1", 8080, 9080, 9081, 6, secret, null, Duration.ZERO, true, false);
     }
 
     /** Free ports for everything: never clashes with another stack or service. */
     public static Settings freePorts(Secret secret) {
-      return new Settings("127.0.0.1", 0, 0, 0, 6, secret, null, Duration.ZERO, true);
+      return new Settings("127.0.0.1", 0, 0, 0, 6, secret, null, Duration.ZERO, true, false);
     }
 
     /** The same, with the processor's reorder window (D46). */
@@ -91,7 +93,8 @@ public final class Stack implements AutoCloseable {
           secret,
           redisUri,
           window,
-          sink);
+          sink,
+          redisCluster);
     }
 
     /** The same, with a given Redis (a test that restarts it gives its own). */
@@ -105,7 +108,8 @@ public final class Stack implements AutoCloseable {
           secret,
           uri,
           reorderWindow,
-          sink);
+          sink,
+          redisCluster);
     }
 
     /** The same, with or without PostgreSQL and the sink (about 2 s of start-up). */
@@ -119,14 +123,33 @@ public final class Stack implements AutoCloseable {
           secret,
           redisUri,
           reorderWindow,
-          withSink);
+          withSink,
+          redisCluster);
+    }
+
+    /**
+     * The same, on a 3-primary Redis Cluster of the bundled {@code redis-server} that the stack
+     * starts and stops ({@code runlane up --redis-cluster}, D82).
+     */
+    public Settings withRedisCluster() {
+      return new Settings(
+          host,
+          ingressPort,
+          ingressAdminPort,
+          processorPort,
+          partitions,
+          secret,
+          redisUri,
+          reorderWindow,
+          sink,
+          true);
     }
   }
 
   private final Settings settings;
   private final EmbeddedKafka kafka;
-  private final URI redisUri;
-  private final String redisDescription;
+  private final LocalRedis redis;
+  private final String dedupKeyPrefix;
   private final Path stateDir;
   private final TopicNames topics = TopicNames.defaults();
   private final PrometheusMeterRegistry ingressRegistry;
@@ -140,8 +163,8 @@ public final class Stack implements AutoCloseable {
   private Stack(
       Settings settings,
       EmbeddedKafka kafka,
-      URI redisUri,
-      String redisDescription,
+      LocalRedis redis,
+      String dedupKeyPrefix,
       Path stateDir,
       PrometheusMeterRegistry ingressRegistry,
       IngressConfig ingressConfig,
@@ -151,8 +174,8 @@ public final class Stack implements AutoCloseable {
       Sink sink) {
     this.settings = settings;
     this.kafka = kafka;
-    this.redisUri = redisUri;
-    this.redisDescription = redisDescription;
+    this.redis = redis;
+    this.dedupKeyPrefix = dedupKeyPrefix;
     this.stateDir = stateDir;
     this.ingressRegistry = ingressRegistry;
     this.ingressConfig = ingressConfig;
@@ -179,17 +202,8 @@ public final class Stack implements AutoCloseable {
       EmbeddedKafka kafka = EmbeddedKafka.start();
       started.add(0, kafka);
 
-      URI redisUri;
-      String redisDescription;
-      if (settings.redisUri() != null) {
-        redisUri = settings.redisUri();
-        redisDescription = redisUri + " (given)";
-      } else {
-        EmbeddedRedis redis = EmbeddedRedis.shared();
-        redisUri = redis.uri();
-        redisDescription =
-            redis.uri() + " (" + redis.source().name().toLowerCase(Locale.ROOT) + ")";
-      }
+      LocalRedis redis = LocalRedis.resolve(settings.redisUri(), settings.redisCluster());
+      started.add(0, redis);
 
       Path stateDir = Files.createTempDirectory("runlane-local-processor-");
       started.add(0, () -> deleteRecursively(stateDir));
@@ -206,8 +220,13 @@ public final class Stack implements AutoCloseable {
 
       PrometheusMeterRegistry processorRegistry = Metrics.newRegistry("processor");
       started.add(0, processorRegistry::close);
+      // A per-stack key namespace: an earlier stack's "done" markers on a shared Redis must never
+      // classify this stack's events (its broker and run store start empty).
+      String stackId = Long.toString(new SecureRandom().nextLong() & Long.MAX_VALUE, 36);
+      String dedupKeyPrefix = "runlane:local:" + stackId + ":dedup:";
       ProcessorConfig processorConfig =
-          processorConfig(settings, kafka.bootstrapServers(), redisUri, stateDir);
+          processorConfig(
+              settings, kafka.bootstrapServers(), redis.uri(), dedupKeyPrefix, stateDir);
       ProcessorApp processor =
           ProcessorApp.start(
               processorConfig,
@@ -245,8 +264,8 @@ public final class Stack implements AutoCloseable {
           new Stack(
               settings,
               kafka,
-              redisUri,
-              redisDescription,
+              redis,
+              dedupKeyPrefix,
               stateDir,
               ingressRegistry,
               ingressConfig,
@@ -254,7 +273,7 @@ public final class Stack implements AutoCloseable {
               processorRegistry,
               processor,
               sink);
-      log.info("local stack up: kafka {}, redis {}", kafka.bootstrapServers(), redisDescription);
+      log.info("local stack up: kafka {}, redis {}", kafka.bootstrapServers(), redis.description());
       return stack;
     } catch (IOException e) {
       closeAll(started, null);
@@ -277,10 +296,7 @@ public final class Stack implements AutoCloseable {
   }
 
   private static ProcessorConfig processorConfig(
-      Settings settings, String bootstrap, URI redisUri, Path stateDir) {
-    // A per-stack key namespace: an earlier stack's "done" markers on a shared Redis must never
-    // classify this stack's events (its broker and run store start empty).
-    String stackId = Long.toString(new SecureRandom().nextLong() & Long.MAX_VALUE, 36);
+      Settings settings, String bootstrap, URI redisUri, String keyPrefix, Path stateDir) {
     return ProcessorConfig.fromEnv(
             Map.of(
                 "PROCESSOR_REORDER_WINDOW",
@@ -294,7 +310,7 @@ public final class Stack implements AutoCloseable {
                 "PROCESSOR_STATE_DIR",
                 stateDir.toString(),
                 "DEDUP_KEY_PREFIX",
-                "runlane:local:" + stackId + ":dedup:",
+                keyPrefix,
                 "TOPIC_PARTITIONS",
                 Integer.toString(settings.partitions())))
         .withPort(settings.processorPort());
@@ -305,12 +321,22 @@ public final class Stack implements AutoCloseable {
   }
 
   public URI redisUri() {
-    return redisUri;
+    return redis.uri();
   }
 
   /** The Redis and where it came from, e.g. {@code redis://127.0.0.1:40123 (bundled_binary)}. */
   public String redisDescription() {
-    return redisDescription;
+    return redis.description();
+  }
+
+  /** The Redis Cluster the stack started ({@link Settings#withRedisCluster()}), or null. */
+  public EmbeddedRedisCluster redisCluster() {
+    return redis.cluster();
+  }
+
+  /** What the processor's dedup keys start with: this stack's own namespace. */
+  public String dedupKeyPrefix() {
+    return dedupKeyPrefix;
   }
 
   public Secret secret() {
@@ -407,6 +433,7 @@ public final class Stack implements AutoCloseable {
       parts.add(sink.postgres());
     }
     parts.add(processor);
+    parts.add(redis);
     parts.add(processorRegistry::close);
     parts.add(ingressRegistry::close);
     parts.add(kafka);

@@ -1,7 +1,6 @@
 package dev.runlane.local;
 
 import dev.runlane.common.config.Secret;
-import dev.runlane.embedded.EmbeddedRedisCluster;
 import java.io.PrintStream;
 import java.net.URI;
 import java.time.Duration;
@@ -65,8 +64,6 @@ final class UpCommand implements Callable<Integer> {
       System.err.println("--redis-cluster starts its own cluster: leave out --redis-url");
       return 2;
     }
-    EmbeddedRedisCluster cluster = redisCluster ? EmbeddedRedisCluster.start(3, false) : null;
-    URI redis = cluster != null ? cluster.uri() : redisUrl;
     Stack.Settings settings =
         new Stack.Settings(
             host,
@@ -75,20 +72,13 @@ final class UpCommand implements Callable<Integer> {
             processorPort,
             partitions,
             signing,
-            redis,
+            redisUrl,
             Duration.ZERO,
-            !noSink);
+            !noSink,
+            redisCluster);
     PrintStream out = System.out;
     out.println("starting the runlane stack (Kafka, Redis, ingress, processor) ...");
-    Stack stack;
-    try {
-      stack = Stack.start(settings);
-    } catch (RuntimeException e) {
-      if (cluster != null) {
-        cluster.close();
-      }
-      throw e;
-    }
+    Stack stack = Stack.start(settings); // a cluster it started is stopped with it
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(
@@ -96,9 +86,6 @@ final class UpCommand implements Callable<Integer> {
                 () -> {
                   System.out.println("\nstopping ...");
                   stack.close();
-                  if (cluster != null) {
-                    cluster.close();
-                  }
                   System.out.println("stopped");
                   stopped.countDown();
                 },

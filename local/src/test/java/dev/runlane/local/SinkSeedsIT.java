@@ -24,73 +24,114 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The seeds' exercise through the whole pipeline, down to the database: one event delivered five
  * times at once and three more times after a Redis restart that lost every key, through the
- * ingress, the processor and the sink, is one row; each layer counts the copies it caught.
+ * ingress, the processor and the sink, is one row; each layer counts the copies it caught. On one
+ * Redis node, and on the 3-primary Redis Cluster that {@code runlane up --redis-cluster} starts
+ * (D82), there with two seeds whose keys live on different primaries.
  */
 class SinkSeedsIT {
-  private static final byte[] BODY =
-      SumeEvents.event("run-seed", "req-seed", Instant.parse("2026-11-29T10:00:00Z"))
+  private static final Instant CREATED_AT = Instant.parse("2026-11-29T10:00:00Z");
+
+  /** Where the dedup keys live. */
+  enum Topology {
+    ONE_NODE,
+    CLUSTER
+  }
+
+  /** One event and its copies: a run and the request id Sume gives it. */
+  private record Seed(String runId, String requestId) {
+    byte[] body() {
+      return SumeEvents.event(runId, requestId, CREATED_AT)
           .type("run.completed")
           .data("ok", true)
           .bytes();
+    }
+  }
 
-  @Test
-  void fiveConcurrentAndThreeSequentialAcrossARedisRestartAreOneRow() throws Exception {
-    HttpClient http = HttpClient.newHttpClient();
-    try (EmbeddedRedis redis = EmbeddedRedis.startOwned();
+  @ParameterizedTest
+  @EnumSource(Topology.class)
+  void fiveConcurrentAndThreeSequentialAcrossARedisRestartAreOneRow(Topology topology)
+      throws Exception {
+    Stack.Settings settings = Stack.Settings.freePorts(Stack.newSecret());
+    try (EmbeddedRedis redis = topology == Topology.ONE_NODE ? EmbeddedRedis.startOwned() : null;
         Stack stack =
-            Stack.start(Stack.Settings.freePorts(Stack.newSecret()).withRedis(redis.uri()))) {
-      ExecutorService pool = Executors.newFixedThreadPool(5);
+            Stack.start(
+                redis != null ? settings.withRedis(redis.uri()) : settings.withRedisCluster())) {
+      List<Seed> seeds =
+          redis != null ? List.of(new Seed("run-seed", "req-seed")) : seedsOnTwoPrimaries(stack);
+      int n = seeds.size();
+      HttpClient http = HttpClient.newHttpClient();
+      ExecutorService pool = Executors.newFixedThreadPool(5 * n);
       CountDownLatch go = new CountDownLatch(1);
       List<Future<Integer>> sends = new ArrayList<>();
-      for (int i = 0; i < 5; i++) {
-        sends.add(
-            pool.submit(
-                () -> {
-                  go.await();
-                  return deliver(http, stack);
-                }));
+      for (Seed seed : seeds) {
+        for (int i = 0; i < 5; i++) {
+          sends.add(
+              pool.submit(
+                  () -> {
+                    go.await();
+                    return deliver(http, stack, seed);
+                  }));
+        }
       }
       go.countDown();
       for (Future<Integer> f : sends) {
         assertThat(f.get()).isEqualTo(200);
       }
       pool.shutdown();
-      await().atMost(Duration.ofSeconds(30)).until(() -> decided(stack) == 5);
+      await().atMost(Duration.ofSeconds(30)).until(() -> decided(stack) == 5 * n);
+      if (redis == null) {
+        long primariesWithKeys =
+            stack.redisCluster().primaries().stream().filter(p -> p.keyCount() > 0).count();
+        assertThat(primariesWithKeys).as("markers on more than one primary").isGreaterThan(1);
+      }
 
-      redis.restart(); // no persistence: every dedup key is gone
+      // No persistence: every dedup key is gone.
+      if (redis != null) {
+        redis.restart();
+      } else {
+        stack.redisCluster().restart();
+      }
       for (int i = 1; i <= 3; i++) {
-        assertThat(deliver(http, stack)).isEqualTo(200);
-        int expected = 5 + i;
+        for (Seed seed : seeds) {
+          assertThat(deliver(http, stack, seed)).isEqualTo(200);
+        }
+        int expected = 5 * n + i * n;
         await().atMost(Duration.ofSeconds(30)).until(() -> decided(stack) == expected);
       }
 
       var sink = stack.sinkTarget();
       await()
           .atMost(Duration.ofSeconds(30))
-          .until(() -> count(sink.jdbcUrl(), sink.user(), "SELECT count(*) FROM runs") == 1);
+          .until(() -> count(sink.jdbcUrl(), sink.user(), "SELECT count(*) FROM runs") == n);
       assertThat(count(sink.jdbcUrl(), sink.user(), "SELECT count(*) FROM processed_events"))
-          .isEqualTo(1);
-      assertThat(
-              count(
-                  sink.jdbcUrl(),
-                  sink.user(),
-                  "SELECT applied_count FROM runs WHERE run_id = 'run-seed'"
-                      + " AND last_request_id = 'req-seed'"))
-          .isEqualTo(1);
-      assertThat(processor(stack, "applied", "store")).isEqualTo(1);
+          .isEqualTo(n);
+      for (Seed seed : seeds) {
+        assertThat(
+                count(
+                    sink.jdbcUrl(),
+                    sink.user(),
+                    "SELECT applied_count FROM runs WHERE run_id = '"
+                        + seed.runId()
+                        + "' AND last_request_id = '"
+                        + seed.requestId()
+                        + "'"))
+            .isEqualTo(1);
+      }
+      assertThat(processor(stack, "applied", "store")).isEqualTo(n);
       assertThat(processor(stack, "duplicate", "redis") + processor(stack, "duplicate", "store"))
-          .isEqualTo(7);
+          .isEqualTo(7 * n);
       assertThat(processor(stack, "duplicate", "redis"))
           .as("concurrent copies caught by the Redis claim")
-          .isGreaterThanOrEqualTo(4);
+          .isGreaterThanOrEqualTo(4 * n);
       assertThat(processor(stack, "duplicate", "store"))
           .as("the first copy after Redis lost its keys, caught by the run store")
-          .isGreaterThanOrEqualTo(1);
+          .isGreaterThanOrEqualTo(n);
       // Kafka's exactly-once reached the sink: nothing was left for the constraint to absorb.
       String metrics =
           http.send(
@@ -98,13 +139,25 @@ class SinkSeedsIT {
                   HttpResponse.BodyHandlers.ofString())
               .body();
       assertThat(metrics)
-          .contains("runlane_sink_events_total{outcome=\"written\",service=\"sink\"} 1.0")
+          .contains("runlane_sink_events_total{outcome=\"written\",service=\"sink\"} " + n + ".0")
           .contains("runlane_sink_events_total{outcome=\"duplicate\",service=\"sink\"} 0.0");
     }
   }
 
-  private static int deliver(HttpClient http, Stack stack) throws Exception {
-    byte[] raw = BODY;
+  /** Two seeds whose dedup keys live on primaries 0 and 1 of the stack's cluster. */
+  private static List<Seed> seedsOnTwoPrimaries(Stack stack) {
+    List<Seed> seeds = new ArrayList<>();
+    for (int i = 0; seeds.size() < 2; i++) {
+      String requestId = "req-seed-" + i;
+      if (stack.redisCluster().primaryIndexOf(stack.dedupKeyPrefix() + requestId) == seeds.size()) {
+        seeds.add(new Seed("run-seed-" + seeds.size(), requestId));
+      }
+    }
+    return seeds;
+  }
+
+  private static int deliver(HttpClient http, Stack stack, Seed seed) throws Exception {
+    byte[] raw = seed.body();
     long ts = System.currentTimeMillis() / 1000;
     HttpRequest request =
         HttpRequest.newBuilder(stack.webhookUri())

@@ -60,6 +60,8 @@ public record ProcessorConfig(
     KafkaClientSettings kafkaClient,
     Optional<String> redisUsername,
     Optional<Secret> redisPassword,
+    Optional<String> redisSentinelUsername,
+    Optional<Secret> redisSentinelPassword,
     TopicPolicy topicPolicy,
     boolean decidedRecord,
     Optional<Secret> runsToken,
@@ -263,6 +265,8 @@ public record ProcessorConfig(
         kafkaClient,
         redisUsername,
         redisPassword,
+        redisSentinelUsername,
+        redisSentinelPassword,
         topicPolicy,
         decidedRecord,
         runsToken,
@@ -279,6 +283,8 @@ public record ProcessorConfig(
         Duration.ofSeconds(1),
         redisSlow,
         redisUsername,
-        redisPassword);
+        redisPassword,
+        redisSentinelUsername,
+        redisSentinelPassword);
   }
 }

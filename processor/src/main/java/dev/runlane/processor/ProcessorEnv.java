@@ -16,6 +16,8 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 
@@ -34,7 +36,7 @@ final class ProcessorEnv {
     Placement placement = Placement.read(r);
     Deduplication dedup = Deduplication.read(r);
     Processing processing = Processing.read(r);
-    Access access = Access.read(r);
+    Access access = Access.read(r, placement.redisUri());
     DecisionLogSettings decisionLog = DecisionLogSettings.fromEnv(r, placement.topics());
     return of(placement, dedup, processing, access, decisionLog);
   }
@@ -152,8 +154,10 @@ final class ProcessorEnv {
           r.integer("PROCESSOR_BATCH_SIZE", 256, 1, 10_000),
           r.millis("PROCESSOR_BATCH_INTERVAL_MS", 20, 1, 10_000),
           // Output is visible to read_committed readers only at commits: the interval is the
-          // floor of end-to-end latency. 50 ms instead of 100 costs no throughput (D18).
-          r.millis("PROCESSOR_COMMIT_INTERVAL_MS", 50, 10, 60_000),
+          // floor of end-to-end latency. 50 ms instead of 100 costs no throughput (D18). At most
+          // the transaction timeout (Streams' 10 s under exactly-once): Streams refuses a longer
+          // interval at start with its own names for both, which no operator has set.
+          r.millis("PROCESSOR_COMMIT_INTERVAL_MS", 50, 10, 10_000),
           // Off by default: a window delays every applied event by its length, and only
           // consumers that need every transition in order want that. At most 5 s, so that a
           // stopping generation releases what it holds within the tools' 10 s quiet period
@@ -188,10 +192,26 @@ final class ProcessorEnv {
       KafkaClientSettings kafkaClient,
       Optional<String> redisUsername,
       Optional<Secret> redisPassword,
+      Optional<String> redisSentinelUsername,
+      Optional<Secret> redisSentinelPassword,
       TopicPolicy topicPolicy,
       Optional<Secret> runsToken) {
 
-    static Access read(EnvReader r) {
+    static Access read(EnvReader r, URI redisUri) {
+      // Sentinel's own credentials, apart from the primary's: set for another kind of Redis they
+      // would be ignored, so they stop the start instead (D77).
+      Optional<String> sentinelUser =
+          Optional.ofNullable(r.string("REDIS_SENTINEL_USERNAME", null));
+      Optional<Secret> sentinelPassword =
+          r.isSet("REDIS_SENTINEL_PASSWORD")
+              ? Optional.of(Secret.of(r.string("REDIS_SENTINEL_PASSWORD", "")))
+              : Optional.empty();
+      boolean sentinel = redisUri.getScheme().toLowerCase(Locale.ROOT).endsWith("+sentinel");
+      for (String name : List.of("REDIS_SENTINEL_USERNAME", "REDIS_SENTINEL_PASSWORD")) {
+        if (r.isSet(name) && !sentinel) {
+          r.problem(name + " is set but REDIS_URL is not redis+sentinel:// or rediss+sentinel://");
+        }
+      }
       return new Access(
           // Which generation runs is read from here (D35); written by the operator tools only.
           ControlTopic.nameFromEnv(r),
@@ -204,6 +224,8 @@ final class ProcessorEnv {
           r.isSet("REDIS_PASSWORD")
               ? Optional.of(Secret.of(r.string("REDIS_PASSWORD", "")))
               : Optional.empty(),
+          sentinelUser,
+          sentinelPassword,
           TopicPolicy.fromEnv(r),
           // GET /runs/{id} and its relay only with this bearer token when set (D80).
           r.isSet("PROCESSOR_RUNS_TOKEN")
@@ -252,6 +274,8 @@ final class ProcessorEnv {
         access.kafkaClient(),
         access.redisUsername(),
         access.redisPassword(),
+        access.redisSentinelUsername(),
+        access.redisSentinelPassword(),
         access.topicPolicy(),
         true,
         access.runsToken(),

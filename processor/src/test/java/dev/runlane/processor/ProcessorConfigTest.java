@@ -214,6 +214,19 @@ class ProcessorConfigTest {
   }
 
   @Test
+  void aCommitIntervalPastTheTransactionTimeoutIsRefusedByItsName() {
+    assertThatThrownBy(
+            () -> ProcessorConfig.fromEnv(Map.of("PROCESSOR_COMMIT_INTERVAL_MS", "15000")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining(
+            "PROCESSOR_COMMIT_INTERVAL_MS='15000' is not a number of milliseconds (10-10000)");
+    assertThat(
+            ProcessorConfig.fromEnv(Map.of("PROCESSOR_COMMIT_INTERVAL_MS", "10000"))
+                .commitInterval())
+        .isEqualTo(Duration.ofSeconds(10));
+  }
+
+  @Test
   void aClaimMustOutliveThreeBatchIntervals() {
     assertThatThrownBy(
             () ->
@@ -266,5 +279,29 @@ class ProcessorConfigTest {
 
     assertThat(config.redisPassword().orElseThrow().reveal()).isEqualTo("ab,cd");
     assertThat(config.toString()).doesNotContain("ab,cd");
+  }
+
+  @Test
+  void sentinelsOwnCredentialsAreReadForSentinelAndRefusedForAnythingElse() {
+    ProcessorConfig config =
+        ProcessorConfig.fromEnv(
+            Map.of(
+                "REDIS_URL", "redis+sentinel://s1:26379/dedup",
+                "REDIS_SENTINEL_USERNAME", "watcher",
+                "REDIS_SENTINEL_PASSWORD", "s3,cret"));
+    assertThat(config.redisDedupSettings().sentinelUsername()).contains("watcher");
+    assertThat(config.redisDedupSettings().sentinelPassword().orElseThrow().reveal())
+        .isEqualTo("s3,cret");
+    assertThat(config.toString()).doesNotContain("s3,cret");
+
+    assertThatThrownBy(
+            () ->
+                ProcessorConfig.fromEnv(
+                    Map.of(
+                        "REDIS_URL", "redis+cluster://h1:6379",
+                        "REDIS_SENTINEL_PASSWORD", "s3cret")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("REDIS_SENTINEL_PASSWORD is set but REDIS_URL is not")
+        .hasMessageNotContaining("s3cret");
   }
 }

@@ -91,7 +91,7 @@ class DeployInstallTest {
             .findFirst()
             .orElseThrow();
     assertThat(podMonitor.at("/spec/selector/matchExpressions/0/values").toString())
-        .contains("runlane-ingress", "runlane-processor", "runlane-sink");
+        .contains("runlane-ingress", "runlane-processor", "runlane-sink", "runlane-audit");
     assertThat(podMonitor.at("/spec/podMetricsEndpoints/0/port").asText()).isEqualTo("admin");
   }
 
@@ -162,8 +162,17 @@ class DeployInstallTest {
             .databaseStartupTimeout();
     Duration ingressWait =
         IngressConfig.fromEnv(Map.of("SUME_SIGNING_SECRETS", "test-secret")).startupTimeout();
+    // The audit reaches Kafka before it serves /health/live: its admin client's default 60 s.
     Map<String, Duration> waits =
-        Map.of("sink", sinkWait.plusSeconds(60), "ingress", ingressWait, "processor", ingressWait);
+        Map.of(
+            "sink",
+            sinkWait.plusSeconds(60),
+            "ingress",
+            ingressWait,
+            "processor",
+            ingressWait,
+            "audit",
+            Duration.ofSeconds(60));
     for (Map.Entry<String, List<ObjectNode>> render : RENDERS.entrySet()) {
       var containers = DeployRenders.containers(DeployRenders.typed(render.getValue()));
       containers.forEach(
@@ -244,7 +253,7 @@ class DeployInstallTest {
 
   /**
    * Finding 9: replicas spread over nodes, G1 everywhere (SerialGC below 2 CPUs otherwise), the
-   * sink's heap at half its container, as the other services'.
+   * sink's heap at half its container, as the other services'; the tools' at three quarters.
    */
   @Test
   void workloadsSpreadOverNodesAndRunG1WithHalfTheirMemoryForTheHeap() throws Exception {
@@ -269,6 +278,9 @@ class DeployInstallTest {
           .as("Dockerfile." + service)
           .contains("\"-XX:MaxRAMPercentage=50\"");
     }
+    // The tools hold what they read on the heap and keep no native store beside it (D95).
+    assertThat(Files.readString(DeployRenders.DEPLOY.resolve("Dockerfile.tools")))
+        .contains("\"-XX:MaxRAMPercentage=75\"");
   }
 
   /**

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runlane.common.http.AdminServer;
+import dev.runlane.tools.ledger.LedgerCommands;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
@@ -30,6 +31,7 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
 
 /**
  * deploy/ as shipped: every object of every overlay, of the base alone and of each component on the
@@ -80,9 +82,11 @@ class DeployManifestsTest {
         for (var from : e.getValue().getEnvFrom()) {
           String map = from.getConfigMapRef().getName();
           // A component on the base alone lacks what its overlay must generate (the sink's
-          // runlane-sink-database, components/sink/kustomization.yaml); an overlay has it all.
+          // runlane-sink-database, components/sink/kustomization.yaml); an overlay has it all,
+          // but for an optional map (the audit's runlane-sink-database without the sink, D95).
           boolean overlay = !render.getKey().startsWith("base+");
-          assertThat(maps.containsKey(map) || !overlay)
+          boolean optional = Boolean.TRUE.equals(from.getConfigMapRef().getOptional());
+          assertThat(maps.containsKey(map) || !overlay || optional)
               .as(where + " reads ConfigMap " + map)
               .isTrue();
           names.addAll(maps.getOrDefault(map, Set.of()));
@@ -98,9 +102,10 @@ class DeployManifestsTest {
           }
         }
         for (String name : names) {
-          // The sink creates no topic: the shared Kafka map's topic-creation settings are not its.
+          // The sink creates no topic, the tools only the control topic: the shared Kafka map's
+          // topic-creation settings are not all theirs.
           boolean topicCreation =
-              service.equals("sink")
+              (service.equals("sink") || service.equals("audit"))
                   && name.startsWith("TOPIC_")
                   && maps.get("runlane-kafka").contains(name);
           assertThat(topicCreation || reads(known, service, name))
@@ -132,7 +137,8 @@ class DeployManifestsTest {
 
   @Test
   void probesAskThePathsAndPortsTheServicesServe() throws Exception {
-    Map<String, Integer> adminPorts = Map.of("ingress", 9080, "processor", 9081, "sink", 9082);
+    Map<String, Integer> adminPorts =
+        Map.of("ingress", 9080, "processor", 9081, "sink", 9082, "audit", auditPort());
     for (Map.Entry<String, List<ObjectNode>> render : DeployRenders.all().entrySet()) {
       for (Map.Entry<String, Container> e :
           DeployRenders.containers(DeployRenders.typed(render.getValue())).entrySet()) {
@@ -154,7 +160,7 @@ class DeployManifestsTest {
       }
     }
     JsonNode compose = Kustomize.docs(DEPLOY.resolve("docker-compose.yml")).get(0).path("services");
-    for (String service : adminPorts.keySet()) {
+    for (String service : List.of("ingress", "processor", "sink")) {
       String test = compose.path(service).path("healthcheck").path("test").toString();
       assertThat(test)
           .as(service + " healthcheck")
@@ -209,6 +215,15 @@ class DeployManifestsTest {
     }
   }
 
+  /** The port {@code audit --watch} serves /metrics and /health on by default (D89). */
+  private static int auditPort() {
+    return Integer.parseInt(
+        new CommandLine(new LedgerCommands.Audit())
+            .getCommandSpec()
+            .findOption("--metrics-port")
+            .defaultValue());
+  }
+
   /** The {@code kafka.version} the parent pom builds and tests with. */
   private static String kafkaVersion() throws IOException {
     Matcher m =
@@ -225,13 +240,24 @@ class DeployManifestsTest {
             Kustomize.docs(DEPLOY.resolve("k8s/secret.example.yaml")).get(0), Secret.class);
   }
 
-  /** Variables by service ({@code ingress}, {@code processor}) from the README's table. */
+  /**
+   * Variables by service ({@code ingress}, {@code processor}, {@code sink}, and {@code audit}: the
+   * tools' rows) from the README's table.
+   */
   private static Map<String, Set<String>> readmeVariables() throws IOException {
     String readme = Files.readString(Path.of("..", "README.md"));
     String table =
         readme.substring(readme.indexOf("## Configuration"), readme.indexOf("## Operations"));
     Map<String, Set<String>> out =
-        Map.of("ingress", new HashSet<>(), "processor", new HashSet<>(), "sink", new HashSet<>());
+        Map.of(
+            "ingress",
+            new HashSet<>(),
+            "processor",
+            new HashSet<>(),
+            "sink",
+            new HashSet<>(),
+            "audit",
+            new HashSet<>());
     Pattern name = Pattern.compile("`([A-Z][A-Z0-9_<>]*)`");
     for (String row : table.split("\n")) {
       if (!row.startsWith("| `")) {
@@ -242,8 +268,11 @@ class DeployManifestsTest {
       Matcher m = name.matcher(cells[1]);
       while (m.find()) {
         for (String service : out.keySet()) {
-          // "both" is the ingress and the processor; the sink's rows name it.
-          if ((usedBy.contains("both") && !service.equals("sink")) || usedBy.contains(service)) {
+          // "both" is the ingress and the processor; the sink's rows name it; the audit is one
+          // of the tools (D95).
+          boolean both = usedBy.contains("both") && !service.equals("sink");
+          String column = service.equals("audit") ? "tools" : service;
+          if ((both && !service.equals("audit")) || usedBy.contains(column)) {
             out.get(service).add(m.group(1));
           }
         }

@@ -46,6 +46,7 @@ final class DeployRenders {
   static final List<String> COMPONENTS =
       List.of(
           "components/sink",
+          "components/audit",
           "components/monitoring",
           "components/strimzi",
           "components/kafka-sasl-ssl",
@@ -119,7 +120,7 @@ final class DeployRenders {
         : o instanceof StatefulSet s ? s.getSpec().getTemplate().getSpec() : null;
   }
 
-  /** The runlane services' containers by service name (ingress, processor, sink). */
+  /** The runlane services' containers by service name (ingress, processor, sink, audit). */
   static Map<String, Container> containers(List<HasMetadata> objects) {
     Map<String, Container> out = new LinkedHashMap<>();
     for (HasMetadata o : objects) {

@@ -11,6 +11,7 @@ import dev.runlane.common.generation.StateTopics;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.common.signature.SumeSignatureVerifier;
+import dev.runlane.embedded.FreePorts;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.Postgres;
 import dev.runlane.ingress.IngressApp;
@@ -195,7 +196,9 @@ final class Deployment implements AutoCloseable {
 
   /**
    * Starts the sink on {@code sume.events}, writing into a new database of {@code postgres}, and
-   * waits until it is ready (its migrations ran, its partitions are assigned).
+   * waits until it is ready (its migrations ran, its partitions are assigned). The tools run from
+   * then on with the sink's settings too, as an operator's environment has them: {@code trace} and
+   * {@code audit} read its database (D94).
    */
   Deployment startSink(Postgres postgres) {
     this.postgres = postgres;
@@ -211,6 +214,7 @@ final class Deployment implements AutoCloseable {
     sinkRegistry = Metrics.newRegistry("sink");
     sink = SinkApp.start(SinkConfig.fromEnv(e).withPort(0), sinkRegistry);
     sink.awaitReady(Duration.ofSeconds(60));
+    env.putAll(e);
     return this;
   }
 
@@ -226,11 +230,24 @@ final class Deployment implements AutoCloseable {
   }
 
   ProcessorConfig processorConfig(int i) {
+    return ProcessorConfig.fromEnv(processorEnv(i)).withPort(0);
+  }
+
+  private Map<String, String> processorEnv(int i) {
     Map<String, String> e = new LinkedHashMap<>(env);
     e.put("PROCESSOR_STATE_DIR", stateDirs.get(i).toString());
     // Static members, as deploy/k8s runs them: a swap must leave the group even so.
     e.put("PROCESSOR_GROUP_INSTANCE_ID", name + "-" + i);
-    return ProcessorConfig.fromEnv(e).withPort(0);
+    return e;
+  }
+
+  /**
+   * Processor {@code i} in a JVM of its own (the caller kills or closes it), ready; its output in
+   * {@code target/<deployment>-processor-<i>.log}.
+   */
+  ProcessorJvm startProcessorJvm(int i) {
+    return ProcessorJvm.start(
+        processorEnv(i), FreePorts.next(), Path.of("target", name + "-processor-" + i + ".log"));
   }
 
   Deployment startProcessor(int i) {

@@ -127,6 +127,12 @@ class ReprocessWithSinkIT {
             List.of(state.path("last_request_id").asText(), state.path("applied_count").asLong()));
       }
       assertThat(rows).isEqualTo(api);
+
+      // The ledger of the reprocess, under the load's retries, copies and reordering: every input
+      // record decided once, each decision's record found, each applied event's row (D88, D94).
+      Deployment.ToolRun audit = d.tool("audit");
+      assertThat(audit.code()).as(audit.out() + audit.err()).isZero();
+      assertThat(audit.out()).contains("ledger of generation 1").contains("balanced: ");
     }
   }
 

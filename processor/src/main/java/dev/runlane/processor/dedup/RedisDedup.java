@@ -63,7 +63,10 @@ public final class RedisDedup implements Dedup {
   }
 
   RedisDedup(RedisDedupSettings settings, MeterRegistry registry, LongSupplier nano) {
-    this.nodes = new RedisNodes(RedisEndpoint.parse(settings.uri()), clientConfig(settings));
+    JedisClientConfig config = clientConfig(settings);
+    this.nodes =
+        new RedisNodes(
+            RedisEndpoint.parse(settings.uri()), config, sentinelConfig(settings, config));
     this.keyPrefix = settings.keyPrefix();
     this.claimParams = SetParams.setParams().nx().ex(settings.claimTtl().toSeconds());
     this.doneParams = SetParams.setParams().ex(settings.doneTtl().toSeconds());
@@ -105,6 +108,29 @@ public final class RedisDedup implements Dedup {
   }
 
   /**
+   * How the sentinels are asked: with the primary's TLS and timeouts, without its credentials or
+   * database; with their own user and password when set ({@code REDIS_SENTINEL_USERNAME}, {@code
+   * REDIS_SENTINEL_PASSWORD}, D77).
+   */
+  private static JedisClientConfig sentinelConfig(
+      RedisDedupSettings settings, JedisClientConfig primary) {
+    DefaultJedisClientConfig.Builder config =
+        DefaultJedisClientConfig.builder()
+            .connectionTimeoutMillis(primary.getConnectionTimeoutMillis())
+            .socketTimeoutMillis(primary.getSocketTimeoutMillis())
+            .clientName(primary.getClientName())
+            // RESP2, as the primary's connections: without it Jedis warns on every sentinel
+            // connection that it cannot negotiate RESP3.
+            .autoNegotiateProtocol(false);
+    if (primary.getSslOptions() != null) {
+      config.sslOptions(primary.getSslOptions());
+    }
+    settings.sentinelUsername().ifPresent(config::user);
+    settings.sentinelPassword().map(Secret::reveal).ifPresent(config::password);
+    return config.build();
+  }
+
+  /**
    * Fails at start if Redis refuses the credentials: that cannot fix itself, unlike Redis being
    * away, which the processor rides out on the run store (so an unreachable Redis passes).
    *
@@ -112,6 +138,19 @@ public final class RedisDedup implements Dedup {
    */
   @Override
   public void verifyAccess() {
+    try {
+      nodes.verifySentinels();
+    } catch (JedisAccessControlException e) {
+      throw new IllegalStateException(
+          "Redis Sentinel refused the credentials ("
+              + e.getMessage()
+              + "): check REDIS_SENTINEL_USERNAME and REDIS_SENTINEL_PASSWORD");
+    } catch (JedisDataException e) {
+      throw new IllegalStateException(
+          "Redis Sentinel refused to answer ("
+              + e.getMessage()
+              + "): if it asks for a password, set REDIS_SENTINEL_PASSWORD");
+    }
     try (Connection connection = nodes.anyConnection()) {
       connection.ping();
     } catch (JedisAccessControlException e) {
@@ -400,7 +439,9 @@ public final class RedisDedup implements Dedup {
       Duration retryBackoff,
       Duration slowAfter,
       Optional<String> username,
-      Optional<Secret> password) {
+      Optional<Secret> password,
+      Optional<String> sentinelUsername,
+      Optional<Secret> sentinelPassword) {
     public static final String DEFAULT_KEY_PREFIX = "runlane:dedup:";
 
     /** Credentials, if any, from the URI's user info; slow after half the timeout. */
@@ -419,6 +460,8 @@ public final class RedisDedup implements Dedup {
           timeout,
           retryBackoff,
           timeout.dividedBy(2),
+          Optional.empty(),
+          Optional.empty(),
           Optional.empty(),
           Optional.empty());
     }

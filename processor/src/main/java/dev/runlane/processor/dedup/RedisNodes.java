@@ -7,7 +7,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import redis.clients.jedis.Connection;
-import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.exceptions.JedisConnectionException;
@@ -29,6 +28,7 @@ final class RedisNodes implements AutoCloseable {
 
   private final RedisEndpoint endpoint;
   private final JedisClientConfig config;
+  private final JedisClientConfig sentinelConfig;
   private final Object lock = new Object();
   private volatile ConnectionProvider provider;
 
@@ -51,9 +51,14 @@ final class RedisNodes implements AutoCloseable {
 
   private final AtomicBoolean refreshQueued = new AtomicBoolean();
 
-  RedisNodes(RedisEndpoint endpoint, JedisClientConfig config) {
+  /**
+   * @param config how the nodes holding the keys are asked
+   * @param sentinelConfig how the sentinels are asked (Sentinel only)
+   */
+  RedisNodes(RedisEndpoint endpoint, JedisClientConfig config, JedisClientConfig sentinelConfig) {
     this.endpoint = endpoint;
     this.config = config;
+    this.sentinelConfig = sentinelConfig;
     if (endpoint.kind() == Kind.STANDALONE) {
       provider = new PooledConnectionProvider(endpoint.nodes().get(0), config);
     } else {
@@ -110,6 +115,25 @@ final class RedisNodes implements AutoCloseable {
   }
 
   /**
+   * Sentinel only: asks each sentinel for a PING with the sentinels' credentials, so that a
+   * sentinel refusing them is told at start rather than taken for a Redis that is away (D77). A
+   * sentinel that does not answer is passed over, as a Redis away is; a refusal (NOAUTH, WRONGPASS,
+   * ...) is thrown as Jedis's data exception.
+   */
+  void verifySentinels() {
+    if (endpoint.kind() != Kind.SENTINEL) {
+      return;
+    }
+    for (HostAndPort sentinel : endpoint.nodes()) {
+      try (Connection connection = new Connection(sentinel, sentinelConfig)) {
+        connection.ping();
+      } catch (JedisConnectionException e) {
+        // Away: the primary is found through another sentinel, or later.
+      }
+    }
+  }
+
+  /**
    * A node did not answer or redirected a key: the slot map may have changed (a failover, a slot
    * moved), so read it again in the background; the next round trips use it.
    */
@@ -161,21 +185,8 @@ final class RedisNodes implements AutoCloseable {
     if (endpoint.kind() == Kind.CLUSTER) {
       return new ClusterConnectionProvider(Set.copyOf(endpoint.nodes()), config);
     }
-    // The sentinels are asked with the same TLS and timeouts, without the primary's credentials
-    // or database: Sentinel has its own (rarely set) password.
-    DefaultJedisClientConfig.Builder sentinelConfig =
-        DefaultJedisClientConfig.builder()
-            .connectionTimeoutMillis(config.getConnectionTimeoutMillis())
-            .socketTimeoutMillis(config.getSocketTimeoutMillis())
-            .clientName(config.getClientName())
-            // RESP2, as the primary's connections: without it Jedis warns on every sentinel
-            // connection that it cannot negotiate RESP3.
-            .autoNegotiateProtocol(false);
-    if (config.getSslOptions() != null) {
-      sentinelConfig.sslOptions(config.getSslOptions());
-    }
     return new SentineledConnectionProvider(
-        endpoint.master(), config, Set.copyOf(endpoint.nodes()), sentinelConfig.build());
+        endpoint.master(), config, Set.copyOf(endpoint.nodes()), sentinelConfig);
   }
 
   @Override

@@ -42,6 +42,9 @@ final class AuditOutput {
           b.stillHeld(),
           b.unaccounted());
     }
+    if (r.sink() != null) {
+      sink(r.sink(), out);
+    }
     if (r.balanced()) {
       out.printf(
           "balanced: %d input records, each decided once, every record its decision wrote"
@@ -51,6 +54,32 @@ final class AuditOutput {
     }
     out.printf("UNACCOUNTED: %d records; the first:%n", r.unaccountedCount());
     r.unaccounted().forEach(u -> out.printf("  %s%n", u));
+  }
+
+  /** The sink's line (D94): what it has read past has its rows; the rest is not in it yet. */
+  private static void sink(SinkCheck.Balance s, PrintStream out) {
+    long below = s.withRow() + s.missing();
+    StringBuilder line =
+        new StringBuilder("  sink ")
+            .append(s.table())
+            .append(": ")
+            .append(below)
+            .append(" applied events below its position, ")
+            .append(
+                s.missing() == 0
+                    ? "each with its row"
+                    : s.withRow() + " with their row, " + s.missing() + " WITHOUT")
+            .append("; ")
+            .append(s.notYet())
+            .append(" not yet in the sink (past its position)");
+    if (s.setAside() > 0) {
+      line.append("; ").append(s.setAside()).append(" set aside by it (runlane sink rejected)");
+    }
+    if (s.inGap() > 0) {
+      line.append("; ").append(s.inGap()).append(" in ranges accepted as never stored (sink_gaps)");
+    }
+    out.println(line);
+    out.printf("    (database %s, group %s)%n", s.database(), s.group());
   }
 
   private static String outcomes(Map<Decision.Outcome, Long> decided) {

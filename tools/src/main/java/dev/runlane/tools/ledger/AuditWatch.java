@@ -1,6 +1,7 @@
 package dev.runlane.tools.ledger;
 
 import dev.runlane.common.decision.DecisionLogSettings;
+import dev.runlane.sink.SinkConfig;
 import dev.runlane.tools.generation.Pipeline;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -18,6 +19,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * runlane_audit_unaccounted_records} is the last audit's count of unaccounted input records (0 when
  * balanced); {@code runlane_audit_runs_total{result}} counts audits by result (balanced,
  * unaccounted, failed), and a failed audit leaves the gauge as it was.
+ *
+ * <p>Each audit reads on from where the last one stopped; every {@code fullEvery}th reads the
+ * topics whole again, opening new books: a record deleted from an output after it was audited is
+ * found there, and the counts are those since that audit.
  */
 public final class AuditWatch {
   /** The unaccounted records of the last audit that ran to its end. */
@@ -31,6 +36,8 @@ public final class AuditWatch {
 
   private final Ledger ledger;
   private final DecisionLogSettings log;
+  private final int fullEvery;
+  private long audits;
   private final PrintStream out;
   private final AtomicLong unaccounted = new AtomicLong();
   private final AtomicLong checked = new AtomicLong();
@@ -39,10 +46,20 @@ public final class AuditWatch {
   private final Counter failed;
   private volatile boolean ranOnce;
 
+  /**
+   * @param sink the sink's settings, whose rows the audit checks too (D94), or null
+   * @param fullEvery every how many audits one reads the topics whole (1: each)
+   */
   public AuditWatch(
-      Pipeline pipeline, DecisionLogSettings log, MeterRegistry registry, PrintStream out) {
-    this.ledger = new Ledger(pipeline, log);
+      Pipeline pipeline,
+      DecisionLogSettings log,
+      SinkConfig sink,
+      int fullEvery,
+      MeterRegistry registry,
+      PrintStream out) {
+    this.ledger = new Ledger(pipeline, log, sink);
     this.log = log;
+    this.fullEvery = fullEvery;
     this.out = out;
     Gauge.builder(UNACCOUNTED, unaccounted, AtomicLong::get)
         .description("Input records the last audit could not account for (0: balanced)")
@@ -70,14 +87,17 @@ public final class AuditWatch {
   /** Audits once and exports the result; a failure is printed and counted, never thrown. */
   public Ledger.Result auditOnce() {
     try {
-      Ledger.Result r = ledger.audit(null);
+      boolean whole = audits++ % fullEvery == 0;
+      Ledger.Result r = whole ? ledger.auditWhole(null) : ledger.audit(null);
       long received = r.partitions().stream().mapToLong(Ledger.Balance::received).sum();
       unaccounted.set(r.unaccountedCount());
       checked.set(received);
       (r.balanced() ? balanced : imbalanced).increment();
       ranOnce = true;
       if (r.balanced()) {
-        out.printf("%s balanced: %d input records%n", Instant.now(), received);
+        out.printf(
+            "%s balanced: %d input records since the last whole audit%s%n",
+            Instant.now(), received, whole ? " (this one)" : "");
       } else {
         AuditOutput.text(r, log.topic(), out);
       }

@@ -4,6 +4,7 @@ import dev.runlane.common.decision.Decision;
 import dev.runlane.common.decision.DecisionLogSettings;
 import dev.runlane.common.generation.Generation;
 import dev.runlane.common.kafka.RecordHeaders;
+import dev.runlane.sink.SinkConfig;
 import dev.runlane.tools.BadUsage;
 import dev.runlane.tools.Refused;
 import dev.runlane.tools.generation.Pipeline;
@@ -24,13 +25,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
  * {@code runlane trace}: the story of a run or a request id (D87). With a run, one partition of the
  * decision log (the run is its key) and the run's partition of the input past the committed offset
  * (received, not decided yet); with only a request id, every partition, with progress. Then the
- * run's state now ({@code /runs/{id}}) and each request id's Redis marker now.
+ * run's state now ({@code /runs/{id}}) and each request id's Redis marker now; with the sink
+ * configured, each request id's row in its database and its position on the run's partition (D94).
  */
 public final class DecisionTrace {
   /** How long a trace asks {@code /runs} again while it answers 503. */
@@ -54,11 +57,13 @@ public final class DecisionTrace {
       List<Undecided> undecided,
       Map<String, RunNow> runs,
       Map<String, String> markers,
+      SinkRows.Now sink,
       long scanned) {}
 
   private final Pipeline pipeline;
   private final DecisionLogSettings log;
   private final RedisMarker redis;
+  private final SinkConfig sink;
   private final URI processor;
   private final PrintStream progress;
 
@@ -66,11 +71,13 @@ public final class DecisionTrace {
       Pipeline pipeline,
       DecisionLogSettings log,
       RedisMarker redis,
+      SinkConfig sink,
       URI processor,
       PrintStream progress) {
     this.pipeline = pipeline;
     this.log = log;
     this.redis = redis;
+    this.sink = sink;
     this.processor = processor;
     this.progress = progress;
   }
@@ -127,7 +134,31 @@ public final class DecisionTrace {
     Map<String, RunNow> states = new LinkedHashMap<>();
     runs.forEach(r -> states.put(r, runNow(r)));
     return new Result(
-        runId, requestId, log.topic(), decisions, undecided, states, markers, scanned[0]);
+        runId,
+        requestId,
+        log.topic(),
+        decisions,
+        undecided,
+        states,
+        markers,
+        sinkNow(ids, runs),
+        scanned[0]);
+  }
+
+  /**
+   * Each request id's row in the sink's database and the sink's position on the runs' partitions of
+   * the events topic (the run is its key), or null without the sink configured (D94).
+   */
+  private SinkRows.Now sinkNow(Set<String> ids, Set<String> runs) {
+    if (sink == null) {
+      return null;
+    }
+    int partitions = pipeline.cluster().partitions(sink.topic()).orElse(0);
+    Set<Integer> of = new TreeSet<>();
+    if (partitions > 0) {
+      runs.forEach(run -> of.add(TopicScan.partitionOf(run, partitions)));
+    }
+    return SinkRows.now(sink, ids, of);
   }
 
   /** Where to read from in each partition to read: the run's alone, or every one. */

@@ -3,34 +3,43 @@ package dev.runlane.tools.ledger;
 import dev.runlane.common.decision.Decision;
 import dev.runlane.common.decision.DecisionLogSettings;
 import dev.runlane.common.generation.Generation;
-import dev.runlane.common.generation.Replay;
 import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.kafka.TopicNames;
+import dev.runlane.sink.SinkConfig;
 import dev.runlane.tools.Refused;
 import dev.runlane.tools.generation.Pipeline;
-import dev.runlane.tools.kafka.Changelogs;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.config.TopicConfig;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * {@code runlane audit}, the ledger (D88): per input partition of the running generation, every
  * input record up to the committed offset has exactly one decision in the decision log, and every
  * decision that wrote has its record: applied and released in the events topic, stale in the stale
- * topic, reused, dead-lettered and invalid in the DLQ; a held one is released or still held.
+ * topic, reused, dead-lettered and invalid in the DLQ; a held one is released or still held. With
+ * the sink configured, every applied event the sink has read past has its row (D94, {@link
+ * SinkCheck}).
  *
  * <p>The committed offsets are read first: the decisions and outputs read after them cover them at
  * least, as a transaction commits the offsets with its decisions and outputs.
+ *
+ * <p>A ledger keeps its books between audits: each audit reads on from where the last one stopped
+ * in the input, the decision log and the outputs, so that {@code audit --watch} reads each record
+ * once (D89). Its counts are those since its first audit of the running generation; a new
+ * generation opens new books.
  */
 public final class Ledger {
   /** One record that is not accounted for, and why. */
@@ -60,6 +69,7 @@ public final class Ledger {
    *
    * @param since the oldest input record audited (by its timestamp), or null for all
    * @param floor why {@code since} is later than asked: a topic's retention, or null
+   * @param sink the sink's balance of this audit's records, or null without the sink (D94)
    */
   public record Result(
       Generation generation,
@@ -67,7 +77,8 @@ public final class Ledger {
       String floor,
       List<Balance> partitions,
       List<Unaccounted> unaccounted,
-      long unaccountedCount) {
+      long unaccountedCount,
+      SinkCheck.Balance sink) {
     public boolean balanced() {
       return unaccountedCount == 0;
     }
@@ -87,13 +98,35 @@ public final class Ledger {
 
   private final Pipeline pipeline;
   private final DecisionLogSettings log;
+  private final SinkConfig sink;
+  private Books books;
 
   public Ledger(Pipeline pipeline, DecisionLogSettings log) {
-    this.pipeline = pipeline;
-    this.log = log;
+    this(pipeline, log, null);
   }
 
-  /** The ledger of the generation that runs, of input records received since {@code since}. */
+  /**
+   * @param sink the sink's settings: its rows are part of the ledger (D94); null without a sink
+   */
+  public Ledger(Pipeline pipeline, DecisionLogSettings log, SinkConfig sink) {
+    this.pipeline = pipeline;
+    this.log = log;
+    this.sink = sink;
+  }
+
+  /**
+   * The ledger of the generation that runs, of input records received since {@code since}, read
+   * whole: new books.
+   */
+  public Result auditWhole(Instant since) {
+    books = null;
+    return audit(since);
+  }
+
+  /**
+   * The ledger of the generation that runs, of input records received since {@code since} (ignored
+   * once the books of this generation are open): what this audit read, added to the books.
+   */
   public Result audit(Instant since) {
     Generation g = pipeline.latest();
     if (g.state() != Generation.State.ACTIVE) {
@@ -113,19 +146,53 @@ public final class Ledger {
               + log.topic()
               + " does not exist (DECISION_LOG=off?)");
     }
-    Map<Integer, Long> committed = committed(g, partitions);
-    Map<String, List<Decision>> decisions = decisions(g);
-    Outputs outputs = Outputs.read(pipeline.clientSettings(), pipeline.config().topics());
-    Since audited = auditedSince(since);
-    Map<Integer, Long> from =
-        audited.at() == null
-            ? pipeline.cluster().startOffsets(g.input(), partitions)
-            : pipeline.cluster().offsetsAt(g.input(), partitions, audited.at());
-    Map<Integer, Long> to = new TreeMap<>();
-    for (int p = 0; p < partitions; p++) {
-      to.put(p, committed.containsKey(p) ? Math.max(from.get(p), committed.get(p)) : -1);
+    if (books == null
+        || books.generation.number() != g.number()
+        || !books.generation.input().equals(g.input())) {
+      Since audited = auditedSince(since);
+      Map<Integer, Long> from =
+          audited.at() == null
+              ? pipeline.cluster().startOffsets(g.input(), partitions)
+              : pipeline.cluster().offsetsAt(g.input(), partitions, audited.at());
+      books =
+          new Books(
+              g,
+              audited,
+              from,
+              new LedgerOutputs(
+                  pipeline.clientSettings(), pipeline.config().topics(), sink != null));
     }
-    return balance(g, audited.at(), audited.floor(), decisions, outputs, from, to);
+    try {
+      Map<Integer, Long> committed = committed(g, partitions);
+      // What the transactions that committed those offsets wrote is below these ends: read up to
+      // them, as a transaction of another task still open there holds the last stable offset
+      // back (D88).
+      readDecisions(ends(log.topic()));
+      Map<String, Map<Integer, Long>> outputEnds = new HashMap<>();
+      for (String topic : books.outputs.topics()) {
+        outputEnds.put(topic, ends(topic));
+      }
+      books.outputs.readOn(outputEnds);
+      if (sink == null) {
+        return balance(committed, null);
+      }
+      try (SinkRows rows = SinkRows.open(sink)) {
+        return balance(committed, rows);
+      }
+    } catch (RuntimeException e) {
+      // The books took part of what was read; the next audit reads whole rather than count a
+      // record twice or miss its decision.
+      books = null;
+      throw e;
+    }
+  }
+
+  /** {@code topic}'s end offsets, open transactions' records included. */
+  private Map<Integer, Long> ends(String topic) {
+    return pipeline
+        .cluster()
+        .endOffsets(
+            topic, pipeline.cluster().partitions(topic).orElse(0), IsolationLevel.READ_UNCOMMITTED);
   }
 
   /**
@@ -151,192 +218,323 @@ public final class Ledger {
   }
 
   /** Where the audit starts, and why there when it is later than asked. */
-  private record Since(Instant at, String floor) {}
+  record Since(Instant at, String floor) {}
 
   /**
    * Retention deletes whole segments past their retention, never a record younger than it: input
    * records younger than the shortest retention of the topics the ledger reads have all their
-   * records still, and a record missing there is a loss, not retention (D88).
+   * records still, and a record missing there is a loss, not retention (D88). A topic kept by size
+   * ({@code retention.bytes}) can have deleted younger records: there the audit starts at the
+   * oldest record the topic still has, in whichever partition that is the youngest.
    */
   private Since auditedSince(Instant asked) {
     TopicNames topics = pipeline.config().topics();
     Instant at = asked;
     String floor = null;
     for (String topic : List.of(log.topic(), topics.events(), topics.stale(), topics.dlq())) {
+      Map<String, String> configs = pipeline.cluster().topicConfigs(topic);
       long ms =
           Long.parseLong(
-              pipeline
-                  .cluster()
-                  .topicConfigs(topic)
-                  .getOrDefault(TopicConfig.RETENTION_MS_CONFIG, KAFKA_DEFAULT_RETENTION_MS));
+              configs.getOrDefault(TopicConfig.RETENTION_MS_CONFIG, KAFKA_DEFAULT_RETENTION_MS));
       Instant kept = ms < 0 ? null : Instant.now().minusMillis(ms);
       if (kept != null && (at == null || kept.isAfter(at))) {
         at = kept;
         floor = topic + " keeps " + Duration.ofMillis(ms) + " (retention.ms)";
       }
+      long bytes = Long.parseLong(configs.getOrDefault(TopicConfig.RETENTION_BYTES_CONFIG, "-1"));
+      Instant oldest = bytes < 0 ? null : oldestKept(topic);
+      if (oldest != null && (at == null || oldest.isAfter(at))) {
+        at = oldest;
+        floor =
+            topic
+                + " keeps "
+                + bytes
+                + " bytes a partition (retention.bytes) and has deleted records written up to "
+                + oldest;
+      }
     }
     return new Since(at, floor);
   }
 
-  private Result balance(
-      Generation g,
-      Instant since,
-      String floor,
-      Map<String, List<Decision>> decisions,
-      Outputs outputs,
-      Map<Integer, Long> from,
-      Map<Integer, Long> to) {
-    Map<Integer, Check> checks = new TreeMap<>();
-    List<Unaccounted> named = new ArrayList<>();
-    long[] total = {0};
-    for (int p : to.keySet()) {
-      checks.put(p, new Check());
+  /**
+   * The youngest of the oldest records {@code topic} still has in each partition where it deleted
+   * some, or null when it deleted none. A partition that deleted all it had is left out: time
+   * retention or a quiet partition explain it as well, and it says nothing of other records' age.
+   */
+  private Instant oldestKept(String topic) {
+    int partitions = pipeline.cluster().partitions(topic).orElse(0);
+    Map<Integer, Long> start = pipeline.cluster().startOffsets(topic, partitions);
+    Map<Integer, Long> stable =
+        pipeline.cluster().endOffsets(topic, partitions, IsolationLevel.READ_COMMITTED);
+    Map<Integer, Long> from = new TreeMap<>();
+    Map<Integer, Long> to = new TreeMap<>();
+    start.forEach(
+        (p, offset) -> {
+          if (offset > 0 && stable.get(p) > offset) {
+            from.put(p, offset);
+            // The first committed record: the one at the start can be a transaction's marker.
+            to.put(p, Math.min(stable.get(p), offset + 1000));
+          }
+        });
+    if (from.isEmpty()) {
+      return null;
     }
+    Map<Integer, Long> first = new HashMap<>();
     TopicScan.read(
         pipeline.clientSettings(),
-        g.input(),
+        topic,
         from,
         to,
-        r -> {
-          Unaccounted u = checks.get(r.partition()).input(r, decisions, outputs);
-          if (u != null) {
-            total[0]++;
-            if (named.size() < NAMED) {
-              named.add(u);
-            }
-          }
-        },
+        r -> first.putIfAbsent(r.partition(), r.timestamp()),
         n -> {});
+    return first.values().stream().max(Long::compare).map(Instant::ofEpochMilli).orElse(null);
+  }
+
+  /**
+   * Reads on in the decision log: this generation's decisions wait in the books for their input
+   * record; a record released after its input was audited takes its output now.
+   */
+  private void readDecisions(Map<Integer, Long> ends) {
+    Books b = books;
+    for (int p : ends.keySet()) {
+      b.logAt.putIfAbsent(p, 0L);
+    }
+    Map<Integer, Long> stopped =
+        TopicScan.read(
+            pipeline.clientSettings(),
+            log.topic(),
+            b.logAt,
+            ends,
+            r -> {
+              Decision d = Decision.parse(r.value());
+              if (d.generation() == b.generation.number()
+                  && d.inputTopic().equals(b.generation.input())) {
+                b.decided(d);
+              }
+            },
+            n -> {});
+    b.logAt.putAll(stopped);
+  }
+
+  /**
+   * Audits the input records committed since the last audit. With the sink, the applied events
+   * among them the sink has read past must have their rows; one it has not read yet is counted "not
+   * yet in the sink" and checked again at the next whole audit (D94).
+   */
+  private Result balance(Map<Integer, Long> committed, SinkRows rows) {
+    Books b = books;
+    SinkCheck sinkCheck = rows == null ? null : new SinkCheck(rows, b::unaccounted);
+    b.releasedLate(sinkCheck);
+    Map<Integer, Long> from = new TreeMap<>();
+    Map<Integer, Long> to = new TreeMap<>();
+    for (int p : b.from.keySet()) {
+      // A partition with no committed offset is not read: nothing there is decided yet (D88).
+      if (committed.containsKey(p)) {
+        from.put(p, b.next.get(p));
+        to.put(p, Math.max(b.next.get(p), committed.get(p)));
+      }
+    }
+    Map<Integer, Long> stopped =
+        TopicScan.read(
+            pipeline.clientSettings(),
+            b.generation.input(),
+            from,
+            to,
+            r -> b.received(r, sinkCheck),
+            n -> {});
+    if (sinkCheck != null) {
+      sinkCheck.flush();
+    }
+    b.next.putAll(stopped);
+    // Decisions of records below where the audit started (retention's floor) are never matched.
+    b.pending.forEach((p, waiting) -> waiting.headMap(b.next.getOrDefault(p, 0L)).clear());
     List<Balance> balances = new ArrayList<>();
-    checks.forEach(
+    b.counts.forEach(
         (p, c) ->
             balances.add(
                 new Balance(
-                    p, from.get(p), to.get(p), c.received, c.decided, c.stillHeld, c.unaccounted)));
-    return new Result(g, since, floor, balances, named, total[0]);
+                    p,
+                    b.from.get(p),
+                    committed.containsKey(p) ? b.next.get(p) : -1,
+                    c.received,
+                    c.decided,
+                    c.stillHeld,
+                    c.unaccounted)));
+    return new Result(
+        b.generation,
+        b.since.at(),
+        b.since.floor(),
+        balances,
+        List.copyOf(b.named),
+        b.unaccounted,
+        sinkCheck == null ? null : sinkCheck.balance());
   }
 
-  /** This generation's decisions, by input coordinates. */
-  private Map<String, List<Decision>> decisions(Generation g) {
-    Map<String, List<Decision>> out = new HashMap<>();
-    TopicScan.read(
-        pipeline.clientSettings(),
-        log.topic(),
-        pipeline
-            .cluster()
-            .startOffsets(log.topic(), pipeline.cluster().partitions(log.topic()).get()),
-        Map.of(),
-        r -> {
-          Decision d = Decision.parse(r.value());
-          if (d.generation() == g.number() && d.inputTopic().equals(g.input())) {
-            out.computeIfAbsent(d.input(), k -> new ArrayList<>(1)).add(d);
-          }
-        },
-        n -> {});
-    return out;
+  /**
+   * Whether {@code d} decides its input record: all but a release, also a release re-derived by a
+   * replay (D35: its reason keeps what it re-derived).
+   */
+  static boolean decides(Decision d) {
+    return d.outcome().decidesInput()
+        && !(d.outcome() == Decision.Outcome.RE_DERIVED
+            && Decision.Outcome.RELEASED.tag().equals(d.reason()));
   }
 
-  /** One partition's running balance. */
-  private static final class Check {
+  /** One input partition's running counts. */
+  static final class Count {
     long received;
     long stillHeld;
     long unaccounted;
     final Map<Decision.Outcome, Long> decided = new EnumMap<>(Decision.Outcome.class);
+  }
 
-    /** Accounts for one input record; what is not accounted for, or null. */
-    Unaccounted input(
-        ConsumerRecord<byte[], byte[]> r, Map<String, List<Decision>> decisions, Outputs outputs) {
-      received++;
+  /** One generation's books: where each read stands, and what waits to be matched. */
+  static final class Books {
+    final Generation generation;
+    final Since since;
+    final Map<Integer, Long> from;
+    final Map<Integer, Long> next;
+    final Map<Integer, Long> logAt = new TreeMap<>();
+    final LedgerOutputs outputs;
+    final Map<Integer, Count> counts = new TreeMap<>();
+
+    /** Decisions read whose input record is not audited yet, by input partition and offset. */
+    final Map<Integer, NavigableMap<Long, List<Decision>>> pending = new HashMap<>();
+
+    /** Audited input records held and not released yet, by input coordinates. */
+    final Set<String> held = new HashSet<>();
+
+    /** Released decisions of records held when audited, read since the last audit. */
+    final List<Decision> lateReleases = new ArrayList<>();
+
+    final List<Unaccounted> named = new ArrayList<>();
+    long unaccounted;
+
+    Books(Generation generation, Since since, Map<Integer, Long> from, LedgerOutputs outputs) {
+      this.generation = generation;
+      this.since = since;
+      this.from = new TreeMap<>(from);
+      this.next = new TreeMap<>(from);
+      this.outputs = outputs;
+      from.keySet().forEach(p -> counts.put(p, new Count()));
+    }
+
+    /** A decision read from the log. */
+    void decided(Decision d) {
+      String at = d.input();
+      int p = d.inputPartition();
+      if (d.inputOffset() >= next.getOrDefault(p, 0L)) {
+        pending
+            .computeIfAbsent(p, k -> new TreeMap<>())
+            .computeIfAbsent(d.inputOffset(), k -> new ArrayList<>(1))
+            .add(d);
+        return;
+      }
+      if (d.inputOffset() < from.getOrDefault(p, Long.MAX_VALUE)) {
+        return; // below the floor: not audited
+      }
+      if (d.outcome() == Decision.Outcome.RELEASED && held.remove(at)) {
+        // Its record was written with it, after the outputs were last read: taken once they are.
+        lateReleases.add(d);
+        return;
+      }
+      if (!decides(d) && d.outcome() == Decision.Outcome.RE_DERIVED) {
+        return; // a replay's silent release of a record it held: nothing written
+      }
+      unaccounted(
+          d.inputPartition(),
+          new Unaccounted(
+              at, d.runId(), d.requestId(), "decided again after its record was audited"));
+    }
+
+    /**
+     * Takes the records of the held events released since the last audit, now that the outputs are
+     * read past them, and sends each on to {@code sink} (null: no sink).
+     */
+    void releasedLate(SinkCheck sink) {
+      for (Decision d : lateReleases) {
+        counts.get(d.inputPartition()).stillHeld--;
+        String missing = outputs.take(d);
+        if (missing != null) {
+          unaccounted(
+              d.inputPartition(), new Unaccounted(d.input(), d.runId(), d.requestId(), missing));
+        } else if (sink != null && outputs.tookEvent()) {
+          sink.applied(
+              d.inputPartition(),
+              d.input(),
+              d,
+              LedgerOutputs.partition(outputs.takenAt()),
+              LedgerOutputs.offset(outputs.takenAt()));
+        }
+      }
+      lateReleases.clear();
+    }
+
+    /**
+     * Accounts for one input record. An applied event whose record is found goes on to {@code sink}
+     * (null: no sink) to be found in the database.
+     */
+    void received(ConsumerRecord<byte[], byte[]> r, SinkCheck sink) {
+      Count c = counts.get(r.partition());
+      c.received++;
       String at = r.topic() + "/" + r.partition() + "/" + r.offset();
       String run = r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8);
       String id = RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID);
-      List<Decision> ds = decisions.getOrDefault(at, List.of());
-      List<Decision> primary = ds.stream().filter(d -> d.outcome().decidesInput()).toList();
+      NavigableMap<Long, List<Decision>> waiting = pending.get(r.partition());
+      List<Decision> ds = waiting == null ? null : waiting.remove(r.offset());
+      ds = ds == null ? List.of() : ds;
+      List<Decision> primary = ds.stream().filter(Ledger::decides).toList();
       if (primary.size() != 1) {
-        unaccounted++;
-        return new Unaccounted(
-            at,
-            run,
-            id,
-            primary.isEmpty()
-                ? "received, and no decision is recorded"
-                : "decided " + primary.size() + " times");
+        unaccounted(
+            r.partition(),
+            new Unaccounted(
+                at,
+                run,
+                id,
+                primary.isEmpty()
+                    ? "received, and no decision is recorded"
+                    : "decided " + primary.size() + " times"));
+        return;
       }
       Decision d = primary.get(0);
-      decided.merge(d.outcome(), 1L, Long::sum);
+      c.decided.merge(d.outcome(), 1L, Long::sum);
       String missing = null;
+      List<Decision> events = new ArrayList<>(1);
+      List<Long> places = new ArrayList<>(1);
       for (Decision each : ds) {
-        missing = missing != null ? missing : outputs.take(each);
+        String why = outputs.take(each);
+        if (why == null && outputs.tookEvent()) {
+          events.add(each);
+          places.add(outputs.takenAt());
+        }
+        missing = missing != null ? missing : why;
       }
       if (d.outcome() == Decision.Outcome.HELD
           && ds.stream().noneMatch(x -> x.outcome() == Decision.Outcome.RELEASED)) {
-        stillHeld++;
+        c.stillHeld++;
+        held.add(at);
       }
       if (missing != null) {
-        unaccounted++;
-        return new Unaccounted(at, run, id, missing);
+        // One reason an input record is unaccounted for is enough: the records it lacks first.
+        unaccounted(r.partition(), new Unaccounted(at, run, id, missing));
+        return;
       }
-      return null;
-    }
-  }
-
-  /** The output topics' records, counted by run, request id and replay, to be taken once each. */
-  private static final class Outputs {
-    private final TopicNames topics;
-    private final Map<String, Map<String, Integer>> byTopic = new HashMap<>();
-
-    private Outputs(TopicNames topics) {
-      this.topics = topics;
+      for (int i = 0; sink != null && i < events.size(); i++) {
+        sink.applied(
+            r.partition(),
+            at,
+            events.get(i),
+            LedgerOutputs.partition(places.get(i)),
+            LedgerOutputs.offset(places.get(i)));
+      }
     }
 
-    static Outputs read(Map<String, Object> clientSettings, TopicNames topics) {
-      Outputs o = new Outputs(topics);
-      for (String topic : List.of(topics.events(), topics.stale(), topics.dlq())) {
-        Map<String, Integer> counts = new HashMap<>();
-        o.byTopic.put(topic, counts);
-        Changelogs.readToEnd(
-            clientSettings,
-            topic,
-            new ByteArrayDeserializer(),
-            r ->
-                counts.merge(
-                    key(
-                        r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8),
-                        RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID),
-                        RecordHeaders.get(r.headers(), Replay.HEADER)),
-                    1,
-                    Integer::sum));
+    void unaccounted(int partition, Unaccounted u) {
+      counts.get(partition).unaccounted++;
+      unaccounted++;
+      if (named.size() < NAMED) {
+        named.add(u);
       }
-      return o;
-    }
-
-    private static String key(String run, String requestId, String replay) {
-      return run + "\u0000" + requestId + "\u0000" + replay;
-    }
-
-    /** Takes the record {@code d} wrote; why it is missing, or null. */
-    String take(Decision d) {
-      if (d.output() == null || d.outcome() == Decision.Outcome.RE_DERIVED) {
-        return null;
-      }
-      String topic =
-          switch (d.outcome()) {
-            case APPLIED, RELEASED -> topics.events();
-            case STALE -> topics.stale();
-            case REUSED, DEAD_LETTERED, INVALID -> topics.dlq();
-            default -> null;
-          };
-      if (topic == null) {
-        return null;
-      }
-      Map<String, Integer> counts = byTopic.get(topic);
-      String k = key(d.runId(), d.requestId(), d.replay());
-      Integer n = counts.get(k);
-      if (n == null || n == 0) {
-        return d.outcome().tag() + ", and its record is not in " + topic;
-      }
-      counts.put(k, n - 1);
-      return null;
     }
   }
 }

@@ -33,13 +33,18 @@ final class TopicScan {
     return Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % partitions;
   }
 
+  /** How long a read waits without progress for a partition's last stable offset to move on. */
+  static final Duration STALL = Duration.ofSeconds(60);
+
   /**
    * Reads {@code from} each partition's offset up to {@code to} (exclusive; absent: the last stable
-   * offset when the scan starts).
+   * offset when the scan starts). A partition's {@code to} past its last stable offset is waited
+   * for, as open transactions end, up to {@link #STALL} without progress.
    *
    * @param progress told every {@link #PROGRESS_EVERY} records of the count read so far
+   * @return where each partition's read stopped: the next offset to read there
    */
-  static void read(
+  static Map<Integer, Long> read(
       Map<String, Object> clientSettings,
       String topic,
       Map<Integer, Long> from,
@@ -62,12 +67,34 @@ final class TopicScan {
       Map<TopicPartition, Long> stop = new HashMap<>();
       for (TopicPartition tp : tps) {
         Long limit = to.get(tp.partition());
-        stop.put(tp, limit == null ? end.get(tp) : Math.min(limit, end.get(tp)));
+        stop.put(tp, limit == null ? end.get(tp) : limit);
         consumer.seek(tp, from.get(tp.partition()));
       }
       long[] read = {0};
       long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(30);
-      while (tps.stream().anyMatch(tp -> consumer.position(tp) < stop.get(tp))) {
+      long progressed = System.nanoTime();
+      long behind = Long.MAX_VALUE;
+      while (true) {
+        long left = 0;
+        for (TopicPartition tp : tps) {
+          left += Math.max(0, stop.get(tp) - consumer.position(tp));
+        }
+        if (left == 0) {
+          break;
+        }
+        if (left < behind) {
+          behind = left;
+          progressed = System.nanoTime();
+        } else if (System.nanoTime() - progressed > STALL.toNanos()) {
+          throw new KafkaException(
+              "could not read "
+                  + topic
+                  + " up to "
+                  + stop
+                  + " in "
+                  + STALL.toSeconds()
+                  + " s: an open transaction holds its last stable offset back");
+        }
         for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
           if (r.offset() < stop.get(new TopicPartition(r.topic(), r.partition()))) {
             each.accept(r);
@@ -80,6 +107,10 @@ final class TopicScan {
           throw new KafkaException("could not read " + topic + " to its end in 30 minutes");
         }
       }
+      Map<Integer, Long> stopped = new HashMap<>();
+      stop.forEach(
+          (tp, offset) -> stopped.put(tp.partition(), Math.max(offset, from.get(tp.partition()))));
+      return stopped;
     }
   }
 }

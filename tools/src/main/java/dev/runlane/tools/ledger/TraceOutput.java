@@ -17,7 +17,8 @@ import java.util.Map;
 /**
  * Prints a trace in time order (D87): each delivery received (when, input coordinates, generation)
  * and each decision (outcome, layer, reason, the topic it wrote), then what was received and not
- * decided yet, the run's state now and each request id's Redis marker now; or all of it as JSON.
+ * decided yet, the run's state now and each request id's Redis marker now, and with the sink each
+ * request id's row and the sink's position (D94); or all of it as JSON.
  */
 final class TraceOutput {
   private static final ObjectMapper JSON = JsonMapper.builder().build();
@@ -60,6 +61,56 @@ final class TraceOutput {
                     "run %s now: %s%n",
                     run, now.status() == 0 ? now.body() : now.status() + " " + now.body()));
     r.markers().forEach((id, m) -> out.printf("redis marker of %s now: %s%n", id, m));
+    if (r.sink() != null) {
+      sinkText(r.sink(), out);
+    }
+  }
+
+  /** Each request id's row field by field, or "no row"; the sink's position (D94). */
+  private static void sinkText(SinkRows.Now s, PrintStream out) {
+    if (s.error() != null) {
+      out.printf("sink %s now: %s%n", s.table(), s.error());
+      return;
+    }
+    s.rows()
+        .forEach(
+            (id, row) ->
+                out.printf(
+                    "sink row of %s in %s: %s%n",
+                    id, s.table(), row == null ? "no row" : rowText(row)));
+    s.positions()
+        .forEach(
+            (at, next) ->
+                out.printf(
+                    "sink position on %s: %s (database %s, group %s)%n",
+                    at,
+                    next == null
+                        ? "no offset stored (nothing written there yet)"
+                        : "next offset " + next,
+                    s.database(),
+                    s.group()));
+  }
+
+  private static String rowText(SinkRows.Row row) {
+    return "run_id="
+        + row.runId()
+        + " type="
+        + row.type()
+        + " created_at="
+        + row.createdAt()
+        + " received_at="
+        + row.receivedAt()
+        + " from="
+        + row.topic()
+        + "/"
+        + row.partition()
+        + "/"
+        + row.offset()
+        + (row.replay() == null ? "" : " replay=" + row.replay())
+        + " recorded_at="
+        + row.recordedAt()
+        + " data="
+        + (row.dataBytes() == null ? "null" : row.dataBytes() + " bytes");
   }
 
   private static String receivedLine(Decision d) {
@@ -91,6 +142,40 @@ final class TraceOutput {
     return at == null ? "(receipt unknown)" : Instant.ofEpochMilli(at).toString();
   }
 
+  private static void sinkJson(SinkRows.Now s, ObjectNode n) {
+    n.put("database", s.database());
+    n.put("group", s.group());
+    n.put("table", s.table());
+    if (s.error() != null) {
+      n.put("error", s.error());
+    }
+    ObjectNode rows = n.putObject("rows");
+    s.rows()
+        .forEach(
+            (id, row) -> {
+              if (row == null) {
+                rows.putNull(id);
+                return;
+              }
+              ObjectNode o = rows.putObject(id);
+              o.put("request_id", row.requestId());
+              o.put("run_id", row.runId());
+              o.put("type", row.type());
+              o.put("created_at", row.createdAt().toString());
+              o.put("received_at", row.receivedAt().toString());
+              o.put("topic", row.topic());
+              o.put("kafka_partition", row.partition());
+              o.put("kafka_offset", row.offset());
+              if (row.replay() != null) {
+                o.put("replay", row.replay());
+              }
+              o.put("recorded_at", row.recordedAt().toString());
+              o.put("data_bytes", row.dataBytes());
+            });
+    ObjectNode positions = n.putObject("positions");
+    s.positions().forEach(positions::put);
+  }
+
   static void json(DecisionTrace.Result r, PrintStream out) {
     ObjectNode root = JSON.createObjectNode();
     root.put("run_id", r.runId());
@@ -119,6 +204,9 @@ final class TraceOutput {
             });
     ObjectNode markers = root.putObject("redis_markers_now");
     r.markers().forEach(markers::put);
+    if (r.sink() != null) {
+      sinkJson(r.sink(), root.putObject("sink"));
+    }
     try {
       out.println(JSON.writeValueAsString(root));
     } catch (JsonProcessingException e) {

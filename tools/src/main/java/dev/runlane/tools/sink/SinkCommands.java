@@ -8,10 +8,8 @@ import dev.runlane.tools.Refused;
 import dev.runlane.tools.kafka.Cluster;
 import java.io.PrintStream;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.List;
-import java.util.Properties;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 
@@ -149,12 +147,6 @@ public final class SinkCommands {
   }
 
   private Connection connect() throws SQLException {
-    Properties p = new Properties();
-    p.setProperty("user", config.databaseUser());
-    config.databasePassword().ifPresent(s -> p.setProperty("password", s.reveal()));
-    p.setProperty("ApplicationName", "runlane-tools");
-    Connection c = DriverManager.getConnection(config.databaseUrl(), p);
-    c.setAutoCommit(false);
-    return c;
+    return SinkConnections.open(config);
   }
 }

@@ -101,7 +101,8 @@ final class RedisWaves {
     return byNode;
   }
 
+  /** The node as the processor names it: by the port it announces (its TLS port with TLS). */
   static String node(EmbeddedRedis redis) {
-    return redis.host() + ":" + redis.port();
+    return redis.host() + ":" + (redis.tlsPort() != 0 ? redis.tlsPort() : redis.port());
   }
 }

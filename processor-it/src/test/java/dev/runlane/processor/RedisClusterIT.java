@@ -15,6 +15,7 @@ import dev.runlane.embedded.EmbeddedRedis;
 import dev.runlane.embedded.EmbeddedRedisCluster;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
+import dev.runlane.embedded.TlsStores;
 import dev.runlane.processor.topology.ProcessorMetrics;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -28,13 +29,20 @@ import org.junit.jupiter.api.Test;
 @RealInfra
 class RedisClusterIT {
 
+  /**
+   * Over TLS ({@code rediss+cluster://}, D74): every node speaks TLS on the port it announces, to
+   * clients and to the other nodes, so a key reached at all was reached over TLS.
+   */
   @Test
   void aStoppedPrimarySendsOnlyItsKeysToTheRunStore(Infra infra) {
-    try (EmbeddedRedisCluster cluster = EmbeddedRedisCluster.start(3, false);
+    TlsStores tls = TlsStores.shared();
+    TlsStores.JvmTrust trust = tls.trustedByThisJvm();
+    try (EmbeddedRedisCluster cluster = EmbeddedRedisCluster.start(3, false, tls);
         ProcessorHarness h =
             new ProcessorHarness(
                 infra.bootstrapServers(), cluster.uri(), infra.uniqueName("cluster-stop"), 64);
         ProcessorHarness.Reader events = h.new Reader(h.topics.events())) {
+      assertThat(cluster.uri().getScheme()).isEqualTo("rediss+cluster");
       startPatient(h);
       int runs = 90;
       send(h, runs, 0);
@@ -76,6 +84,8 @@ class RedisClusterIT {
       assertThat(h.count("duplicate", "store")).isEqualTo(onDead);
       assertAppliedOnceInOrder(h, events, runs, 2);
       assertNoStreamThreadDied(h);
+    } finally {
+      trust.close();
     }
   }
 

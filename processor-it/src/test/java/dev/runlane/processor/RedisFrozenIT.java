@@ -16,12 +16,11 @@ import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
-import redis.clients.jedis.Jedis;
 
 /**
  * Without Redis, a copy is still a duplicate (issue 37, D68). Under Sume-like traffic (copies of
- * events sent again, events of a run sent out of order), Redis is frozen ({@code CLIENT PAUSE}) for
- * far longer than its timeout, then answers again: no request_id is both applied and listed stale,
+ * events sent again, events of a run sent out of order), Redis is frozen (SIGSTOP) until everything
+ * sent meanwhile is decided, then answers again: no request_id is both applied and listed stale,
  * every event is applied once or listed stale, and the copies decided without Redis are duplicates
  * caught by the run store's record of decided ids.
  */
@@ -29,7 +28,6 @@ import redis.clients.jedis.Jedis;
 class RedisFrozenIT {
   private static final Instant T0 = Instant.parse("2026-12-07T10:00:00Z");
   private static final int RUNS = 200;
-  private static final long FROZEN_MS = 8_000;
 
   private final Random random = new Random(37);
   private final Set<String> sent = new HashSet<>();
@@ -46,25 +44,16 @@ class RedisFrozenIT {
       awaitDecided(h);
       double degradedBefore = h.counter(ProcessorMetrics.DEGRADED);
 
-      try (Jedis client = new Jedis(redis.uri())) {
-        client.clientPause(FROZEN_MS);
-      }
+      // Frozen until every record sent meanwhile is decided: decided without Redis, whatever
+      // the machine's load makes that take.
+      redis.freeze();
       long frozenAt = System.nanoTime();
       send(h, 3, 6);
       resend(h, 0, 3); // copies of applied events, older than their run's head now
       awaitDecided(h);
       long decidedAfterMs = (System.nanoTime() - frozenAt) / 1_000_000;
       double degraded = h.counter(ProcessorMetrics.DEGRADED) - degradedBefore;
-
-      await() // a ping times out while the pause lasts
-          .atMost(Duration.ofSeconds(30))
-          .ignoreExceptions()
-          .until(
-              () -> {
-                try (Jedis client = new Jedis(redis.uri())) {
-                  return "PONG".equals(client.ping());
-                }
-              });
+      redis.thaw();
       resend(h, 0, 6); // Redis answers again
       awaitDecided(h);
       await().atMost(Duration.ofSeconds(60)).until(() -> events.caughtUp() && stale.caughtUp());
@@ -82,7 +71,6 @@ class RedisFrozenIT {
           listed.size(),
           h.count("duplicate", "redis"),
           h.count("duplicate", "store"));
-      assertThat(decidedAfterMs).as("decided while Redis was frozen").isLessThan(FROZEN_MS);
       assertThat(degraded).as("decisions made without Redis").isPositive();
       assertThat(applied).as("applied once each").doesNotHaveDuplicates();
       assertThat(listed)
