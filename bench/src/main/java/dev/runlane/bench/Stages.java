@@ -1,5 +1,6 @@
 package dev.runlane.bench;
 
+import dev.runlane.bench.stage.CostStage;
 import dev.runlane.bench.stage.EndToEndStage;
 import dev.runlane.bench.stage.GenerationsStage;
 import dev.runlane.bench.stage.IngressStage;
@@ -32,6 +33,7 @@ final class Stages {
           new IngressStage(),
           new ProcessorStage(),
           new EndToEndStage(),
+          new CostStage(),
           new RecoveryStage(),
           new RestartStage(),
           new RebuildStage(),

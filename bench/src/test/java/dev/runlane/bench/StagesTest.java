@@ -12,13 +12,13 @@ class StagesTest {
     assertThat(Stages.usage())
         .isEqualTo(
             "usage: java -jar runlane-bench.jar [--quick] [--out DIR] [stage...]\n"
-                + "  stages: verification ingress processor e2e recovery restart rebuild generations sink"
-                + " trace"
-                + " (default: all); opt-in: soak redis-cluster");
+                + "  stages: verification ingress processor e2e cost recovery restart rebuild generations"
+                + " sink trace (default: all); opt-in: soak redis-cluster");
     assertThat(Stages.unknown("nope"))
         .isEqualTo(
-            "unknown stage 'nope'; stages: [verification, ingress, processor, e2e, recovery,"
-                + " restart, rebuild, generations, sink, trace], opt-in: [soak, redis-cluster]");
+            "unknown stage 'nope'; stages: [verification, ingress, processor, e2e, cost,"
+                + " recovery, restart, rebuild, generations, sink, trace], opt-in: [soak,"
+                + " redis-cluster]");
   }
 
   @Test

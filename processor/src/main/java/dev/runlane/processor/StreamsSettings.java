@@ -18,9 +18,11 @@ import org.apache.kafka.streams.state.HostInfo;
 
 /**
  * The processor's Kafka Streams settings, from its configuration: the exception handlers set
- * explicitly, and every client setting a decision record explains.
+ * explicitly, and every client setting a decision record explains. Public for the bench's bare
+ * pipeline, whose copying Streams application must have the same client settings as the processor
+ * to be its baseline (D92).
  */
-final class StreamsSettings {
+public final class StreamsSettings {
   private StreamsSettings() {}
 
   /** The settings of generation 0, whose application id is the configured one. */
@@ -32,7 +34,7 @@ final class StreamsSettings {
    * The settings of the Streams client that runs {@code applicationId} (a generation's id), serving
    * interactive queries at {@code self}.
    */
-  static Properties of(ProcessorConfig config, HostInfo self, String applicationId) {
+  public static Properties of(ProcessorConfig config, HostInfo self, String applicationId) {
     Properties p = new Properties();
     application(p, config, self, applicationId);
     exceptionHandlers(p);

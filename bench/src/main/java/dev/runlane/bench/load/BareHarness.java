@@ -35,17 +35,19 @@ public final class BareHarness implements AutoCloseable {
 
   public BareHarness(Map<String, Object> producerConfig, String topic, int eventLoops)
       throws Exception {
+    this(producerConfig, topic, eventLoops, freePort());
+  }
+
+  /** On {@code port}: the cost stage's bare ingress, in a JVM of its own, listens where told. */
+  public BareHarness(Map<String, Object> producerConfig, String topic, int eventLoops, int port)
+      throws Exception {
     this.producer = new KafkaProducer<>(producerConfig);
     this.topic = topic;
     awaitMetadata(producer, topic);
     this.vertx =
         Vertx.vertx(
             new VertxOptions().setEventLoopPoolSize(eventLoops).setPreferNativeTransport(false));
-    int chosen;
-    try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      chosen = probe.getLocalPort();
-    }
-    this.port = chosen;
+    this.port = port;
     for (int i = 0; i < eventLoops; i++) {
       vertx
           .deployVerticle(
@@ -64,6 +66,12 @@ public final class BareHarness implements AutoCloseable {
                 return server.listen();
               })
           .await(30, TimeUnit.SECONDS);
+    }
+  }
+
+  private static int freePort() throws Exception {
+    try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return probe.getLocalPort();
     }
   }
 

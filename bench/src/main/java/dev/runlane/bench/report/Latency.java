@@ -16,8 +16,12 @@ public final class Latency {
     histogram.recordValue(Math.min(micros, HIGHEST_MICROS));
   }
 
+  /**
+   * The percentiles of a copy: an answer that arrives after the load's drain timeout is recorded
+   * while a summary is read, and the histogram's iterator then throws (D92).
+   */
   public Summary summary() {
-    return Summary.of(histogram);
+    return Summary.of(histogram.copy());
   }
 
   /** Percentiles in milliseconds. */

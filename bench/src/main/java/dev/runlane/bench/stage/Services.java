@@ -70,6 +70,18 @@ final class Services {
       boolean dedupOn,
       Map<String, String> extra)
       throws Exception {
+    Map<String, String> env = processorEnv(bootstrap, redis, appId, topics, dedupOn);
+    env.putAll(extra);
+    return ProcessorConfig.fromEnv(env).withPort(0);
+  }
+
+  /**
+   * The processor's environment on a stage's topics, the run's tuning variables passed through:
+   * what {@link #processorConfig} reads, and what a processor in a JVM of its own is started with.
+   */
+  static Map<String, String> processorEnv(
+      String bootstrap, EmbeddedRedis redis, String appId, TopicNames topics, boolean dedupOn)
+      throws Exception {
     Map<String, String> env =
         new HashMap<>(
             Map.ofEntries(
@@ -91,8 +103,7 @@ final class Services {
                 Map.entry("TOPIC_PARTITIONS", Integer.toString(BenchContext.PARTITIONS)),
                 Map.entry("TOPIC_REPLICATION_FACTOR", "1")));
     BenchContext.passThrough(env, PROCESSOR_TUNING);
-    env.putAll(extra);
-    return ProcessorConfig.fromEnv(env).withPort(0);
+    return env;
   }
 
   /** {@code ProcessorApp.start} without a fault hook. */

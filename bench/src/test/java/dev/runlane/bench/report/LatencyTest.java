@@ -3,6 +3,7 @@ package dev.runlane.bench.report;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 class LatencyTest {
@@ -30,5 +31,34 @@ class LatencyTest {
     assertThat(s.count()).isEqualTo(2);
     assertThat(s.p50()).isZero();
     assertThat(s.max()).isCloseTo(60_000, within(60.0));
+  }
+
+  /**
+   * An answer that arrives after the load's drain timeout is recorded while the window's summary is
+   * read (the cost stage's first run failed so, D92): the summary reads a copy.
+   */
+  @Test
+  void aSummaryReadWhileAnswersAreStillRecordedDoesNotFail() throws Exception {
+    Latency latency = new Latency();
+    AtomicBoolean stop = new AtomicBoolean();
+    Thread recorder =
+        new Thread(
+            () -> {
+              for (long i = 0; !stop.get(); i++) {
+                latency.recordNanos((i % 50_000) * 1_000L);
+              }
+            });
+    recorder.start();
+    try {
+      long last = 0;
+      for (int i = 0; i < 300; i++) {
+        Latency.Summary s = latency.summary();
+        assertThat(s.count()).isGreaterThanOrEqualTo(last);
+        last = s.count();
+      }
+    } finally {
+      stop.set(true);
+      recorder.join();
+    }
   }
 }

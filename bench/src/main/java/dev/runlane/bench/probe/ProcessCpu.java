@@ -1,0 +1,28 @@
+package dev.runlane.bench.probe;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * CPU time of another process on this machine (Linux {@code /proc/<pid>/stat}, utime + stime of all
+ * its threads, ended ones included): the cost stage reads it for each service it runs in a process
+ * of its own, before and after a window.
+ */
+public final class ProcessCpu {
+  private ProcessCpu() {}
+
+  /**
+   * CPU milliseconds of process {@code pid} so far, to the kernel's clock tick (10 ms).
+   *
+   * @throws IllegalStateException when the process cannot be read (gone, or no {@code /proc}): a
+   *     window must not count a component it could not see as costing nothing
+   */
+  public static long millis(long pid) {
+    try {
+      return ThreadCpu.cpuMillis(Files.readString(Path.of("/proc", Long.toString(pid), "stat")));
+    } catch (IOException | RuntimeException e) {
+      throw new IllegalStateException("cannot read the CPU time of process " + pid, e);
+    }
+  }
+}
