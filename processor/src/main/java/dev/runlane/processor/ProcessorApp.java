@@ -164,8 +164,14 @@ public final class ProcessorApp implements AutoCloseable {
     ProcessorApp app = new ProcessorApp(config, dedup, registry, faultHook);
     try {
       app.follower.start();
-    } catch (RuntimeException e) {
-      app.close();
+    } catch (RuntimeException | Error e) {
+      // An Error too (a native library that fails to load as the stores open): the admin port is
+      // open by now (D85), and left open it would answer live for a process that never runs.
+      try {
+        app.close();
+      } catch (RuntimeException closing) {
+        e.addSuppressed(closing);
+      }
       throw e;
     }
     // Where a start's seconds go, for an operator timing a deploy (D85).

@@ -45,6 +45,10 @@ public final class ProcessorMain {
       log.error("processor not started: {}", e.toString(), e);
       System.exit(1);
       return;
+    } catch (Error e) {
+      log.error("processor not started: {}", e.toString(), e);
+      System.exit(1);
+      return;
     }
     Runtime.getRuntime().addShutdownHook(new Thread(app::close, "processor-shutdown"));
     // A processor that cannot recover on its own exits, so that its supervisor notices and an

@@ -259,6 +259,9 @@ public final class ControlTopic {
       p.put(ProducerConfig.ACKS_CONFIG, "all");
       p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
       p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "runlane-tools/" + topic + "/" + pipeline);
+      // Readers wait for an open transaction to end (Reader.latest): a command killed mid-write
+      // holds them for this long, not Kafka's default minute.
+      p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 15_000);
       this.producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
       this.topic = topic;
       this.pipeline = pipeline;
@@ -340,6 +343,7 @@ public final class ControlTopic {
    */
   public static final class Reader implements AutoCloseable {
     private final KafkaConsumer<String, byte[]> consumer;
+    private final KafkaConsumer<byte[], byte[]> ends;
     private final TopicPartition partition;
     private final Assembler records;
 
@@ -347,9 +351,18 @@ public final class ControlTopic {
       Map<String, Object> c = new HashMap<>(clientSettings);
       c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
       c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-      c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"); // records are transactional
       c.remove(ConsumerConfig.GROUP_ID_CONFIG);
+      Map<String, Object> e = new HashMap<>(c);
+      e.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
+      c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"); // records are transactional
       this.consumer = new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer());
+      try {
+        this.ends =
+            new KafkaConsumer<>(e, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+      } catch (RuntimeException x) {
+        consumer.close(CloseOptions.timeout(Duration.ZERO));
+        throw x;
+      }
       this.partition = new TopicPartition(topic, 0);
       this.records = new Assembler(pipeline);
       consumer.assign(List.of(partition));
@@ -360,12 +373,18 @@ public final class ControlTopic {
      * Reads the control topic to its end (at most {@code timeout}) and returns the pipeline's
      * latest generation, or empty if none was ever written (generation 0).
      *
+     * <p>The end is the partition's high watermark, not its last stable offset: a writer's commit
+     * returns before the broker has written the transaction's markers, and until then the last
+     * stable offset still stands before the record just committed. Read to the high watermark, a
+     * reader sees every record whose write returned before this call, so a processor never joins a
+     * generation a command declared stopped before it looked (design.md §8).
+     *
      * @throws org.apache.kafka.common.errors.TimeoutException if the end was not reached in time
      * @throws IllegalStateException if the latest record's parts were not all read
      */
     public Optional<Generation> latest(Duration timeout) {
       long deadline = System.nanoTime() + timeout.toNanos();
-      long end = consumer.endOffsets(List.of(partition), timeout).get(partition);
+      long end = ends.endOffsets(List.of(partition), timeout).get(partition);
       while (consumer.position(partition, timeout) < end) {
         for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(100))) {
           records.accept(r.key(), r.value(), r.headers());
@@ -387,6 +406,7 @@ public final class ControlTopic {
     @Override
     public void close() {
       consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
+      ends.close(CloseOptions.timeout(Duration.ofSeconds(5)));
     }
   }
 }

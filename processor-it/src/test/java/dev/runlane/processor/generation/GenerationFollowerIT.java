@@ -13,6 +13,7 @@ import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -21,6 +22,11 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,15 +36,64 @@ import org.junit.jupiter.api.Test;
 @RealInfra
 class GenerationFollowerIT {
 
+  /** How the test declares generation 1 stopped while the follower closes generation 0. */
+  private interface Declare {
+    void stopped(Generation g2, String control, ControlTopic.Writer writer, HeldClose streams)
+        throws Exception;
+  }
+
   @Test
   void aSwapReReadsTheControlTopicAfterALongCloseAndNeverJoinsAGenerationDeclaredStopped(
       Infra infra) throws Exception {
-    String name = infra.uniqueName("follower");
+    acrossALongClose(
+        infra,
+        "follower",
+        (g2, control, writer, streams) -> {
+          writer.write(g2);
+          streams.release.countDown();
+        });
+  }
+
+  /**
+   * The broker answers a transaction's commit before it writes the commit's markers: until then a
+   * read-committed reader's end (the last stable offset) stands before the record just committed.
+   * Held here by a transaction the test keeps open: the follower waits for it rather than take what
+   * it read for the end (design.md §8).
+   */
+  @Test
+  void aStopDeclaredInATransactionStillEndingIsWaitedFor(Infra infra) throws Exception {
+    acrossALongClose(
+        infra,
+        "follower-open",
+        (g2, control, writer, streams) -> {
+          Map<String, Object> settings = new HashMap<>(client(infra));
+          settings.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "test-" + g2.applicationId());
+          try (KafkaProducer<String, byte[]> p =
+              new KafkaProducer<>(settings, new StringSerializer(), new ByteArraySerializer())) {
+            p.initTransactions();
+            p.beginTransaction();
+            p.send(new ProducerRecord<>(control, 0, g2.input(), ControlTopic.encode(g2)))
+                .get(30, TimeUnit.SECONDS);
+            streams.release.countDown();
+            await("the follower starts nothing while the stop's transaction is still ending")
+                .during(Duration.ofSeconds(3))
+                .atMost(Duration.ofSeconds(10))
+                .until(() -> streams.started.size() == 1);
+            p.commitTransaction();
+          }
+        });
+  }
+
+  private static Map<String, Object> client(Infra infra) {
+    return Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, infra.bootstrapServers());
+  }
+
+  private void acrossALongClose(Infra infra, String prefix, Declare declare) throws Exception {
+    String name = infra.uniqueName(prefix);
     String input = name + ".webhooks";
     String control = name + ".control";
     String appId = name + "-processor";
-    Map<String, Object> client =
-        Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, infra.bootstrapServers());
+    Map<String, Object> client = client(infra);
     try (Admin admin = Admin.create(client);
         ControlTopic.Writer writer = new ControlTopic.Writer(client, control, input);
         ControlTopic.Reader reader = new ControlTopic.Reader(client, control, input)) {
@@ -67,8 +122,7 @@ class GenerationFollowerIT {
         assertThat(streams.closing.await(30, TimeUnit.SECONDS)).isTrue();
         // Meanwhile the operator starts another replay: generation 1 is to stop.
         Generation g2 = rebuild(2, appId, input, State.PREPARING, g1);
-        writer.write(g2);
-        streams.release.countDown();
+        declare.stopped(g2, control, writer, streams);
 
         await().atMost(Duration.ofSeconds(30)).until(() -> streams.preparing.contains(2));
         assertThat(streams.started)
