@@ -300,7 +300,8 @@ public final class ProcessorApp implements AutoCloseable {
         throw new IllegalStateException(
             "the processor was not RUNNING within " + timeout + " (state " + state + ")");
       }
-      // Polling a state with a deadline; 5 ms keeps "RUNNING at" precise for benchmarks.
+      // A restart's time to RUNNING is read through this wait, so its poll is short: 5 ms of
+      // error on a figure of seconds (D28).
       LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
     }
   }

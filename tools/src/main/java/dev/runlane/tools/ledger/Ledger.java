@@ -3,25 +3,18 @@ package dev.runlane.tools.ledger;
 import dev.runlane.common.decision.Decision;
 import dev.runlane.common.decision.DecisionLogSettings;
 import dev.runlane.common.generation.Generation;
-import dev.runlane.common.kafka.RecordHeaders;
 import dev.runlane.common.kafka.TopicNames;
 import dev.runlane.sink.SinkConfig;
 import dev.runlane.tools.Refused;
 import dev.runlane.tools.generation.Pipeline;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.NavigableMap;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.locks.LockSupport;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.config.TopicConfig;
 
@@ -99,7 +92,7 @@ public final class Ledger {
   private final Pipeline pipeline;
   private final DecisionLogSettings log;
   private final SinkConfig sink;
-  private Books books;
+  private LedgerBooks books;
 
   public Ledger(Pipeline pipeline, DecisionLogSettings log) {
     this(pipeline, log, null);
@@ -155,7 +148,7 @@ public final class Ledger {
               ? pipeline.cluster().startOffsets(g.input(), partitions)
               : pipeline.cluster().offsetsAt(g.input(), partitions, audited.at());
       books =
-          new Books(
+          new LedgerBooks(
               g,
               audited,
               from,
@@ -295,7 +288,7 @@ public final class Ledger {
    * record; a record released after its input was audited takes its output now.
    */
   private void readDecisions(Map<Integer, Long> ends) {
-    Books b = books;
+    LedgerBooks b = books;
     for (int p : ends.keySet()) {
       b.logAt.putIfAbsent(p, 0L);
     }
@@ -322,7 +315,7 @@ public final class Ledger {
    * yet in the sink" and checked again at the next whole audit (D94).
    */
   private Result balance(Map<Integer, Long> committed, SinkRows rows) {
-    Books b = books;
+    LedgerBooks b = books;
     SinkCheck sinkCheck = rows == null ? null : new SinkCheck(rows, b::unaccounted);
     b.releasedLate(sinkCheck);
     Map<Integer, Long> from = new TreeMap<>();
@@ -368,173 +361,5 @@ public final class Ledger {
         List.copyOf(b.named),
         b.unaccounted,
         sinkCheck == null ? null : sinkCheck.balance());
-  }
-
-  /**
-   * Whether {@code d} decides its input record: all but a release, also a release re-derived by a
-   * replay (D35: its reason keeps what it re-derived).
-   */
-  static boolean decides(Decision d) {
-    return d.outcome().decidesInput()
-        && !(d.outcome() == Decision.Outcome.RE_DERIVED
-            && Decision.Outcome.RELEASED.tag().equals(d.reason()));
-  }
-
-  /** One input partition's running counts. */
-  static final class Count {
-    long received;
-    long stillHeld;
-    long unaccounted;
-    final Map<Decision.Outcome, Long> decided = new EnumMap<>(Decision.Outcome.class);
-  }
-
-  /** One generation's books: where each read stands, and what waits to be matched. */
-  static final class Books {
-    final Generation generation;
-    final Since since;
-    final Map<Integer, Long> from;
-    final Map<Integer, Long> next;
-    final Map<Integer, Long> logAt = new TreeMap<>();
-    final LedgerOutputs outputs;
-    final Map<Integer, Count> counts = new TreeMap<>();
-
-    /** Decisions read whose input record is not audited yet, by input partition and offset. */
-    final Map<Integer, NavigableMap<Long, List<Decision>>> pending = new HashMap<>();
-
-    /** Audited input records held and not released yet, by input coordinates. */
-    final Set<String> held = new HashSet<>();
-
-    /** Released decisions of records held when audited, read since the last audit. */
-    final List<Decision> lateReleases = new ArrayList<>();
-
-    final List<Unaccounted> named = new ArrayList<>();
-    long unaccounted;
-
-    Books(Generation generation, Since since, Map<Integer, Long> from, LedgerOutputs outputs) {
-      this.generation = generation;
-      this.since = since;
-      this.from = new TreeMap<>(from);
-      this.next = new TreeMap<>(from);
-      this.outputs = outputs;
-      from.keySet().forEach(p -> counts.put(p, new Count()));
-    }
-
-    /** A decision read from the log. */
-    void decided(Decision d) {
-      String at = d.input();
-      int p = d.inputPartition();
-      if (d.inputOffset() >= next.getOrDefault(p, 0L)) {
-        pending
-            .computeIfAbsent(p, k -> new TreeMap<>())
-            .computeIfAbsent(d.inputOffset(), k -> new ArrayList<>(1))
-            .add(d);
-        return;
-      }
-      if (d.inputOffset() < from.getOrDefault(p, Long.MAX_VALUE)) {
-        return; // below the floor: not audited
-      }
-      if (d.outcome() == Decision.Outcome.RELEASED && held.remove(at)) {
-        // Its record was written with it, after the outputs were last read: taken once they are.
-        lateReleases.add(d);
-        return;
-      }
-      if (!decides(d) && d.outcome() == Decision.Outcome.RE_DERIVED) {
-        return; // a replay's silent release of a record it held: nothing written
-      }
-      unaccounted(
-          d.inputPartition(),
-          new Unaccounted(
-              at, d.runId(), d.requestId(), "decided again after its record was audited"));
-    }
-
-    /**
-     * Takes the records of the held events released since the last audit, now that the outputs are
-     * read past them, and sends each on to {@code sink} (null: no sink).
-     */
-    void releasedLate(SinkCheck sink) {
-      for (Decision d : lateReleases) {
-        counts.get(d.inputPartition()).stillHeld--;
-        String missing = outputs.take(d);
-        if (missing != null) {
-          unaccounted(
-              d.inputPartition(), new Unaccounted(d.input(), d.runId(), d.requestId(), missing));
-        } else if (sink != null && outputs.tookEvent()) {
-          sink.applied(
-              d.inputPartition(),
-              d.input(),
-              d,
-              LedgerOutputs.partition(outputs.takenAt()),
-              LedgerOutputs.offset(outputs.takenAt()));
-        }
-      }
-      lateReleases.clear();
-    }
-
-    /**
-     * Accounts for one input record. An applied event whose record is found goes on to {@code sink}
-     * (null: no sink) to be found in the database.
-     */
-    void received(ConsumerRecord<byte[], byte[]> r, SinkCheck sink) {
-      Count c = counts.get(r.partition());
-      c.received++;
-      String at = r.topic() + "/" + r.partition() + "/" + r.offset();
-      String run = r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8);
-      String id = RecordHeaders.get(r.headers(), RecordHeaders.REQUEST_ID);
-      NavigableMap<Long, List<Decision>> waiting = pending.get(r.partition());
-      List<Decision> ds = waiting == null ? null : waiting.remove(r.offset());
-      ds = ds == null ? List.of() : ds;
-      List<Decision> primary = ds.stream().filter(Ledger::decides).toList();
-      if (primary.size() != 1) {
-        unaccounted(
-            r.partition(),
-            new Unaccounted(
-                at,
-                run,
-                id,
-                primary.isEmpty()
-                    ? "received, and no decision is recorded"
-                    : "decided " + primary.size() + " times"));
-        return;
-      }
-      Decision d = primary.get(0);
-      c.decided.merge(d.outcome(), 1L, Long::sum);
-      String missing = null;
-      List<Decision> events = new ArrayList<>(1);
-      List<Long> places = new ArrayList<>(1);
-      for (Decision each : ds) {
-        String why = outputs.take(each);
-        if (why == null && outputs.tookEvent()) {
-          events.add(each);
-          places.add(outputs.takenAt());
-        }
-        missing = missing != null ? missing : why;
-      }
-      if (d.outcome() == Decision.Outcome.HELD
-          && ds.stream().noneMatch(x -> x.outcome() == Decision.Outcome.RELEASED)) {
-        c.stillHeld++;
-        held.add(at);
-      }
-      if (missing != null) {
-        // One reason an input record is unaccounted for is enough: the records it lacks first.
-        unaccounted(r.partition(), new Unaccounted(at, run, id, missing));
-        return;
-      }
-      for (int i = 0; sink != null && i < events.size(); i++) {
-        sink.applied(
-            r.partition(),
-            at,
-            events.get(i),
-            LedgerOutputs.partition(places.get(i)),
-            LedgerOutputs.offset(places.get(i)));
-      }
-    }
-
-    void unaccounted(int partition, Unaccounted u) {
-      counts.get(partition).unaccounted++;
-      unaccounted++;
-      if (named.size() < NAMED) {
-        named.add(u);
-      }
-    }
   }
 }

@@ -25,8 +25,8 @@ class LedgerBooksTest {
 
   private final LedgerOutputs outputs = new LedgerOutputs(Map.of(), TOPICS, false);
   private final List<Ledger.Unaccounted> lost = new ArrayList<>();
-  private final Ledger.Books books =
-      new Ledger.Books(
+  private final LedgerBooks books =
+      new LedgerBooks(
           Generation.initial("runlane-processor", INPUT),
           new Ledger.Since(null, null),
           Map.of(0, 0L),
