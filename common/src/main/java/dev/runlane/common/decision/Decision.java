@@ -95,6 +95,15 @@ public record Decision(
     }
   }
 
+  /**
+   * Whether this record decides its input record (each has exactly one such): all but a release,
+   * also a release a replay re-derived silently (D35: its reason keeps what it re-derived).
+   */
+  public boolean decidesInput() {
+    return outcome.decidesInput()
+        && !(outcome == Outcome.RE_DERIVED && Outcome.RELEASED.tag().equals(reason));
+  }
+
   /** The input record's coordinates, {@code <topic>/<partition>/<offset>}. */
   public String input() {
     return inputTopic + "/" + inputPartition + "/" + inputOffset;

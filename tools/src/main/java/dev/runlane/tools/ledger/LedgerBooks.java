@@ -21,16 +21,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * decision and input record here.
  */
 final class LedgerBooks {
-  /**
-   * Whether {@code d} decides its input record: all but a release, also a release re-derived by a
-   * replay (D35: its reason keeps what it re-derived).
-   */
-  static boolean decides(Decision d) {
-    return d.outcome().decidesInput()
-        && !(d.outcome() == Decision.Outcome.RE_DERIVED
-            && Decision.Outcome.RELEASED.tag().equals(d.reason()));
-  }
-
   /** One input partition's running counts. */
   static final class Count {
     long received;
@@ -88,7 +78,7 @@ final class LedgerBooks {
       lateReleases.add(d);
       return;
     }
-    if (!decides(d) && d.outcome() == Decision.Outcome.RE_DERIVED) {
+    if (!d.decidesInput() && d.outcome() == Decision.Outcome.RE_DERIVED) {
       return; // a replay's silent release of a record it held: nothing written
     }
     unaccounted(
@@ -134,7 +124,7 @@ final class LedgerBooks {
     NavigableMap<Long, List<Decision>> waiting = pending.get(r.partition());
     List<Decision> ds = waiting == null ? null : waiting.remove(r.offset());
     ds = ds == null ? List.of() : ds;
-    List<Decision> primary = ds.stream().filter(LedgerBooks::decides).toList();
+    List<Decision> primary = ds.stream().filter(Decision::decidesInput).toList();
     if (primary.size() != 1) {
       unaccounted(
           r.partition(),
