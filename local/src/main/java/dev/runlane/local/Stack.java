@@ -58,6 +58,7 @@ public final class Stack implements AutoCloseable {
    * @param secret the Sume signing secret the ingress accepts
    * @param redisUri a Redis to use, or null for {@code REDIS_URL}/localhost/bundled
    * @param redisCluster start a 3-primary Redis Cluster for the stack instead (D82)
+   * @param processorEnv settings given to the processor over the stack's own (a test's budget)
    */
   public record Settings(
       String host,
@@ -69,17 +70,19 @@ public final class Stack implements AutoCloseable {
       URI redisUri,
       Duration reorderWindow,
       boolean sink,
-      boolean redisCluster) {
+      boolean redisCluster,
+      Map<String, String> processorEnv) {
 
     /** The documented default ports 8080, 9080 and 9081 on loopback, 6 partitions, a sink. */
     public static Settings defaults(Secret secret) {
       return new Settings(
-          "127.0.0.1", 8080, 9080, 9081, 6, secret, null, Duration.ZERO, true, false);
+          "127.0.0.1", 8080, 9080, 9081, 6, secret, null, Duration.ZERO, true, false, Map.of());
     }
 
     /** Free ports for everything: never clashes with another stack or service. */
     public static Settings freePorts(Secret secret) {
-      return new Settings("127.0.0.1", 0, 0, 0, 6, secret, null, Duration.ZERO, true, false);
+      return new Settings(
+          "127.0.0.1", 0, 0, 0, 6, secret, null, Duration.ZERO, true, false, Map.of());
     }
 
     /** The same, with the processor's reorder window (D46). */
@@ -94,7 +97,8 @@ public final class Stack implements AutoCloseable {
           redisUri,
           window,
           sink,
-          redisCluster);
+          redisCluster,
+          processorEnv);
     }
 
     /** The same, with a given Redis (a test that restarts it gives its own). */
@@ -109,7 +113,8 @@ public final class Stack implements AutoCloseable {
           uri,
           reorderWindow,
           sink,
-          redisCluster);
+          redisCluster,
+          processorEnv);
     }
 
     /** The same, with or without PostgreSQL and the sink (about 2 s of start-up). */
@@ -124,7 +129,8 @@ public final class Stack implements AutoCloseable {
           redisUri,
           reorderWindow,
           withSink,
-          redisCluster);
+          redisCluster,
+          processorEnv);
     }
 
     /**
@@ -142,7 +148,24 @@ public final class Stack implements AutoCloseable {
           redisUri,
           reorderWindow,
           sink,
-          true);
+          true,
+          processorEnv);
+    }
+
+    /** The same, with {@code env} given to the processor over the stack's own settings. */
+    public Settings withProcessorEnv(Map<String, String> env) {
+      return new Settings(
+          host,
+          ingressPort,
+          ingressAdminPort,
+          processorPort,
+          partitions,
+          secret,
+          redisUri,
+          reorderWindow,
+          sink,
+          redisCluster,
+          Map.copyOf(env));
     }
   }
 
@@ -297,23 +320,16 @@ public final class Stack implements AutoCloseable {
 
   private static ProcessorConfig processorConfig(
       Settings settings, String bootstrap, URI redisUri, String keyPrefix, Path stateDir) {
-    return ProcessorConfig.fromEnv(
-            Map.of(
-                "PROCESSOR_REORDER_WINDOW",
-                settings.reorderWindow().toMillis() + "ms",
-                "KAFKA_BOOTSTRAP_SERVERS",
-                bootstrap,
-                "REDIS_URL",
-                redisUri.toString(),
-                "PROCESSOR_APPLICATION_ID",
-                APPLICATION_ID,
-                "PROCESSOR_STATE_DIR",
-                stateDir.toString(),
-                "DEDUP_KEY_PREFIX",
-                keyPrefix,
-                "TOPIC_PARTITIONS",
-                Integer.toString(settings.partitions())))
-        .withPort(settings.processorPort());
+    Map<String, String> env = new HashMap<>();
+    env.put("PROCESSOR_REORDER_WINDOW", settings.reorderWindow().toMillis() + "ms");
+    env.put("KAFKA_BOOTSTRAP_SERVERS", bootstrap);
+    env.put("REDIS_URL", redisUri.toString());
+    env.put("PROCESSOR_APPLICATION_ID", APPLICATION_ID);
+    env.put("PROCESSOR_STATE_DIR", stateDir.toString());
+    env.put("DEDUP_KEY_PREFIX", keyPrefix);
+    env.put("TOPIC_PARTITIONS", Integer.toString(settings.partitions()));
+    env.putAll(settings.processorEnv());
+    return ProcessorConfig.fromEnv(env).withPort(settings.processorPort());
   }
 
   public String bootstrapServers() {

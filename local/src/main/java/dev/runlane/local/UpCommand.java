@@ -4,6 +4,7 @@ import dev.runlane.common.config.Secret;
 import java.io.PrintStream;
 import java.net.URI;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -75,7 +76,8 @@ final class UpCommand implements Callable<Integer> {
             redisUrl,
             Duration.ZERO,
             !noSink,
-            redisCluster);
+            redisCluster,
+            Map.of());
     PrintStream out = System.out;
     out.println("starting the runlane stack (Kafka, Redis, ingress, processor) ...");
     Stack stack = Stack.start(settings); // a cluster it started is stopped with it
