@@ -39,7 +39,13 @@ public final class CostStage extends Stage {
    */
   static final String RATE_VARIABLE = "BENCH_COST_RATE";
 
-  static final int REPETITIONS = 3;
+  /**
+   * Repetitions (3) and whether each searches each pipeline's capacity (1): a comparison of two
+   * builds' CPU per webhook needs neither the search nor its 20 minutes (D92).
+   */
+  static final String REPETITIONS_VARIABLE = "BENCH_COST_REPETITIONS";
+
+  static final String CAPACITY_VARIABLE = "BENCH_COST_CAPACITY";
   static final double CPU_RATIO_TARGET = 1.5;
   static final double CAPACITY_RATIO_TARGET = 0.8;
 
@@ -50,13 +56,19 @@ public final class CostStage extends Stage {
 
   public CostStage() {
     super(
-        STAGE, Stream.concat(Services.PIPELINE_TUNING.stream(), Stream.of(RATE_VARIABLE)).toList());
+        STAGE,
+        Stream.concat(
+                Services.PIPELINE_TUNING.stream(),
+                Stream.of(RATE_VARIABLE, REPETITIONS_VARIABLE, CAPACITY_VARIABLE))
+            .toList());
   }
 
   @Override
   public void run(BenchContext ctx) throws Exception {
     Results res = ctx.results;
     double rate = BenchContext.envNumber(RATE_VARIABLE, ctx.quick ? 1000 : 2000);
+    int repetitions = (int) BenchContext.envNumber(REPETITIONS_VARIABLE, 3, 1);
+    boolean searchCapacity = BenchContext.envNumber(CAPACITY_VARIABLE, 1, 0) > 0;
     Duration window = Duration.ofSeconds(ctx.quick ? 10 : 30);
     Duration settle = Duration.ofSeconds(ctx.quick ? 5 : 10);
     Duration warm = Duration.ofSeconds(ctx.quick ? 30 : 60);
@@ -92,7 +104,7 @@ public final class CostStage extends Stage {
         cpu.put(dep.name(), new LinkedHashMap<>());
         capacity.put(dep.name(), new ArrayList<>());
       }
-      for (int rep = 1; rep <= REPETITIONS; rep++) {
+      for (int rep = 1; rep <= repetitions; rep++) {
         // Which goes first alternates, so that a drift over the run favours neither.
         List<Deployment> order = rep % 2 == 1 ? List.of(runlane, bare) : List.of(bare, runlane);
         for (Deployment dep : order) {
@@ -102,7 +114,7 @@ public final class CostStage extends Stage {
           us.forEach(
               (k, v) -> cpu.get(dep.name()).computeIfAbsent(k, x -> new ArrayList<>()).add(v));
         }
-        for (Deployment dep : order) {
+        for (Deployment dep : searchCapacity ? order : List.<Deployment>of()) {
           Duration reorder = dep == runlane ? reorderWindow : Duration.ZERO;
           capacity.get(dep.name()).add(capacity(ctx, d, dep, load, reorder, webhooks, rep));
         }
@@ -298,6 +310,10 @@ public final class CostStage extends Stage {
                   "<= 1.5x bare (median of the repetitions)",
                   ratio.count() > 0 && ratio.median() <= CPU_RATIO_TARGET)
               : row);
+    }
+    if (capacity.get("runlane").isEmpty()) {
+      res.note(STAGE, "capacity not searched (" + CAPACITY_VARIABLE + "=0)");
+      return;
     }
     Spread r = Spread.of(capacity.get("runlane"));
     Spread b = Spread.of(capacity.get("bare"));
