@@ -44,6 +44,9 @@ final class CostDeployments implements AutoCloseable {
 
   private final List<Child> children = new ArrayList<>();
 
+  /** The services each pipeline runs, by its name: what {@link #stop} ends. */
+  private final Map<String, List<Child>> services = new HashMap<>();
+
   /**
    * Stops the children if the bench's JVM ends before the stage does (Ctrl-C, a kill): they would
    * otherwise run on, a broker and four services loading the machine.
@@ -107,15 +110,13 @@ final class CostDeployments implements AutoCloseable {
     TopicNames topics =
         new TopicNames("cost.webhooks", "cost.dlq", "cost.events", "cost.stale", "cost.runs");
     createTopics(topics.webhooks(), topics.dlq(), topics.events(), topics.stale());
-    Map<String, String> env = ingressEnv(topics);
+    Map<String, String> env = ingressEnv(topics, BenchContext.PARTITIONS);
     int port = Integer.parseInt(env.get("INGRESS_PORT"));
-    int adminPort = Integer.parseInt(env.get("INGRESS_ADMIN_PORT"));
-    Child ingress = child("ingress", IngressMain.class, List.of(), env);
-    ingress.awaitReady(() -> Child.answers200(adminPort, AdminServer.READY_PATH), START_TIMEOUT);
+    Child ingress = runlaneIngress("runlane", "ingress", env);
     Map<String, String> penv = Services.processorEnv(bootstrap, redis, "bench-cost", topics, true);
     int processorPort = FreePorts.next();
     penv.put("PROCESSOR_PORT", Integer.toString(processorPort));
-    Child processor = child("processor", ProcessorMain.class, List.of(), penv);
+    Child processor = child("runlane", "processor", ProcessorMain.class, List.of(), penv);
     processor.awaitReady(
         () -> Child.answers200(processorPort, AdminServer.READY_PATH), START_TIMEOUT);
     return new Deployment(
@@ -137,11 +138,12 @@ final class CostDeployments implements AutoCloseable {
     TopicNames topics =
         new TopicNames("bare.webhooks", "bare.dlq", "bare.out", "bare.stale", "bare.runs");
     createTopics(topics.webhooks(), topics.events(), topics.stale());
-    Map<String, String> env = ingressEnv(topics);
+    Map<String, String> env = ingressEnv(topics, BenchContext.PARTITIONS);
     env.put(CostChild.BARE_INPUT, topics.webhooks());
     int port = Integer.parseInt(env.get("INGRESS_PORT"));
     Path ingressReady = readyFile("bare-ingress");
-    Child ingress = child("bare-ingress", List.of("bare-ingress", ingressReady.toString()), env);
+    Child ingress =
+        child("bare", "bare-ingress", List.of("bare-ingress", ingressReady.toString()), env);
     ingress.awaitReady(() -> Files.exists(ingressReady), START_TIMEOUT);
     Map<String, String> senv =
         Services.processorEnv(bootstrap, redis, "bench-cost-bare", topics, false);
@@ -149,7 +151,8 @@ final class CostDeployments implements AutoCloseable {
     senv.put(CostChild.BARE_INPUT, topics.webhooks());
     senv.put(CostChild.BARE_OUTPUT, topics.events());
     Path streamsReady = readyFile("bare-streams");
-    Child streams = child("bare-streams", List.of("bare-streams", streamsReady.toString()), senv);
+    Child streams =
+        child("bare", "bare-streams", List.of("bare-streams", streamsReady.toString()), senv);
     streams.awaitReady(() -> Files.exists(streamsReady), START_TIMEOUT);
     bareStreamsSettings = Files.readString(streamsReady).trim();
     return new Deployment(
@@ -162,8 +165,88 @@ final class CostDeployments implements AutoCloseable {
             broker));
   }
 
+  /**
+   * runlane's processor on {@link ScaleOutCost#PARTITIONS} input partitions as {@code instances}
+   * JVMs of one application id, each a component of its own ({@code processor}, or {@code
+   * processor-a}, {@code -b}, ... with static instance ids {@code <appId>-a}, ...), behind an
+   * ingress of its own (counted in the note, not in the scale-out row); each answers ready
+   * (RUNNING) before this returns. Whether each holds partitions is {@link ScaleOutCost}'s check.
+   */
+  ScaleOutCost.Instances scaleOut(String name, int instances) throws Exception {
+    String prefix = "so" + instances;
+    TopicNames topics =
+        new TopicNames(
+            prefix + ".webhooks",
+            prefix + ".dlq",
+            prefix + ".events",
+            prefix + ".stale",
+            prefix + ".runs");
+    int partitions = ScaleOutCost.PARTITIONS;
+    createTopics(partitions, topics.webhooks(), topics.dlq(), topics.events(), topics.stale());
+    Map<String, String> env = ingressEnv(topics, partitions);
+    int port = Integer.parseInt(env.get("INGRESS_PORT"));
+    Child ingress = runlaneIngress(name, name + "-ingress", env);
+    String appId = "bench-cost-" + prefix;
+    List<Child> processors = new ArrayList<>();
+    List<Integer> ports = new ArrayList<>();
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < instances; i++) {
+      Map<String, String> penv = Services.processorEnv(bootstrap, redis, appId, topics, true);
+      penv.put("TOPIC_PARTITIONS", Integer.toString(partitions));
+      int adminPort = FreePorts.next();
+      penv.put("PROCESSOR_PORT", Integer.toString(adminPort));
+      String suffix = instances == 1 ? "" : "-" + (char) ('a' + i);
+      if (instances > 1) {
+        // Static ids, so that the group's assignment names each JVM (the restart stage's way).
+        penv.put("PROCESSOR_GROUP_INSTANCE_ID", appId + suffix);
+        ids.add(appId + suffix);
+      }
+      ports.add(adminPort);
+      processors.add(
+          child(name, name + "-processor" + suffix, ProcessorMain.class, List.of(), penv));
+    }
+    // Started together, then awaited: one rebalance settles them all, not one per instance.
+    for (int i = 0; i < instances; i++) {
+      int adminPort = ports.get(i);
+      processors
+          .get(i)
+          .awaitReady(() -> Child.answers200(adminPort, AdminServer.READY_PATH), START_TIMEOUT);
+    }
+    List<Component> components = new ArrayList<>();
+    components.add(new Component("ingress", ingress.pid(), ingress::cpuMillis));
+    for (int i = 0; i < instances; i++) {
+      Child p = processors.get(i);
+      String suffix = instances == 1 ? "" : "-" + (char) ('a' + i);
+      components.add(new Component("processor" + suffix, p.pid(), p::cpuMillis));
+    }
+    components.add(broker);
+    components.add(redisComponent);
+    return new ScaleOutCost.Instances(
+        new Deployment(name, port, topics, components), appId, ids, ports);
+  }
+
+  /**
+   * Stops a pipeline's services (not the broker or Redis): the scale-out part runs without the idle
+   * pipelines' polls and commits beside it.
+   */
+  void stop(String deployment) {
+    for (Child c : services.getOrDefault(deployment, List.of())) {
+      c.close();
+      children.remove(c);
+    }
+    services.remove(deployment);
+  }
+
+  private Child runlaneIngress(String deployment, String name, Map<String, String> env)
+      throws Exception {
+    int adminPort = Integer.parseInt(env.get("INGRESS_ADMIN_PORT"));
+    Child ingress = child(deployment, name, IngressMain.class, List.of(), env);
+    ingress.awaitReady(() -> Child.answers200(adminPort, AdminServer.READY_PATH), START_TIMEOUT);
+    return ingress;
+  }
+
   /** The ingress's environment as the e2e stage gives it, on fixed ports. */
-  private Map<String, String> ingressEnv(TopicNames topics) {
+  private Map<String, String> ingressEnv(TopicNames topics, int partitions) {
     Map<String, String> env = new HashMap<>();
     env.put("KAFKA_BOOTSTRAP_SERVERS", bootstrap);
     env.put("SUME_SIGNING_SECRETS", Webhooks.SECRET.reveal());
@@ -174,7 +257,7 @@ final class CostDeployments implements AutoCloseable {
     env.put("TOPIC_DLQ", topics.dlq());
     env.put("TOPIC_EVENTS", topics.events());
     env.put("TOPIC_STALE", topics.stale());
-    env.put("TOPIC_PARTITIONS", Integer.toString(BenchContext.PARTITIONS));
+    env.put("TOPIC_PARTITIONS", Integer.toString(partitions));
     env.put("TOPIC_REPLICATION_FACTOR", "1");
     BenchContext.passThrough(env, Services.INGRESS_TUNING);
     return env;
@@ -182,6 +265,21 @@ final class CostDeployments implements AutoCloseable {
 
   private Child child(String name, List<String> args, Map<String, String> env) throws Exception {
     return child(name, CostChild.class, args, env);
+  }
+
+  private Child child(String deployment, String name, List<String> args, Map<String, String> env)
+      throws Exception {
+    Child c = child(name, CostChild.class, args, env);
+    services.computeIfAbsent(deployment, k -> new ArrayList<>()).add(c);
+    return c;
+  }
+
+  private Child child(
+      String deployment, String name, Class<?> main, List<String> args, Map<String, String> env)
+      throws Exception {
+    Child c = child(name, main, args, env);
+    services.computeIfAbsent(deployment, k -> new ArrayList<>()).add(c);
+    return c;
   }
 
   private Child child(String name, Class<?> main, List<String> args, Map<String, String> env)
@@ -193,13 +291,16 @@ final class CostDeployments implements AutoCloseable {
   }
 
   private void createTopics(String... names) {
+    createTopics(BenchContext.PARTITIONS, names);
+  }
+
+  private void createTopics(int partitions, String... names) {
     try (Admin admin =
         Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
       TopicEnsurer.ensure(
           admin,
           Arrays.stream(names)
-              .map(
-                  n -> TopicEnsurer.plain(n, new TopicSettings(BenchContext.PARTITIONS, (short) 1)))
+              .map(n -> TopicEnsurer.plain(n, new TopicSettings(partitions, (short) 1)))
               .toList(),
           Duration.ofSeconds(30));
     }

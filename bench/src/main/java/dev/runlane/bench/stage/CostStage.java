@@ -27,7 +27,8 @@ import java.util.stream.Stream;
  * Stage 5: what a webhook costs end to end, next to the bare pipeline in the same run (issue 40,
  * D92): CPU time per webhook of each process (ingress, processor, broker, Redis) at a fixed rate
  * well below capacity, and the highest rate each pipeline keeps up with, three repetitions each,
- * reported as the median of the repetitions' runlane / bare ratios with their range.
+ * reported as the median of the repetitions' runlane / bare ratios with their range; then the
+ * processor as three JVMs next to one on 24 partitions ({@link ScaleOutCost}, D101).
  */
 public final class CostStage extends Stage {
   static final String STAGE = "cost";
@@ -120,6 +121,9 @@ public final class CostStage extends Stage {
         }
       }
       report(res, rate, cpu.get(runlane.name()), cpu.get(bare.name()), capacity);
+      d.stop(runlane.name());
+      d.stop(bare.name());
+      ScaleOutCost.run(ctx, d, load, rate, repetitions, settle, window, warm, webhooks);
     }
   }
 
@@ -129,7 +133,7 @@ public final class CostStage extends Stage {
    * the pipeline did not keep up in it (the e2e stage's rule: every webhook answered 200 and seen,
    * p50 under 250 ms).
    */
-  private static Map<String, Double> cpuWindow(
+  static Map<String, Double> cpuWindow(
       BenchContext ctx,
       CostDeployments d,
       Deployment dep,
