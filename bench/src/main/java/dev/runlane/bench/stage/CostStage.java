@@ -236,16 +236,19 @@ public final class CostStage extends Stage {
     for (int r = stepSize; r <= top; r += stepSize) {
       boolean keptUp = false;
       for (int attempt = 1; attempt <= 2 && !keptUp; attempt++) {
+        StepCpu cpu = StepCpu.start(dep.components());
         Step s =
             measure(load, dep.port(), d.bootstrap(), dep.topics(), r, warmup, window, webhooks);
         keptUp = s.keptUp(reorderWindow);
         trace.add(
             String.format(
-                "%,d/s%s %s (p50 %.0f ms)",
+                "%,d/s%s %s (p50 %.0f ms; %s%s)",
                 r,
                 attempt > 1 ? " (2nd window)" : "",
                 keptUp ? "kept up" : "missed",
-                s.e2e().p50()));
+                s.e2e().p50(),
+                cpu.end(),
+                keptUp ? "" : "; " + s.seen() + " seen, ingress " + s.ingress()));
       }
       if (!keptUp) {
         break;
