@@ -3,12 +3,14 @@ package dev.runlane.bench.stage;
 import dev.runlane.bench.probe.ProcessCpu;
 import dev.runlane.bench.probe.ThreadCpu;
 import dev.runlane.bench.stage.CostDeployments.Component;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The cores each process of a pipeline used over one capacity step, and how busy the whole machine
- * was: a pipeline that stops keeping up while the machine still has idle CPU is limited by waits,
- * not by its CPU per event (D103).
+ * was: a pipeline that stops keeping up while its processes leave CPU unused is limited by waits,
+ * and the cores' rise from step to step is what each further webhook costs (D103).
  */
 final class StepCpu {
   private final List<Component> components;
@@ -16,6 +18,20 @@ final class StepCpu {
   private final long selfBefore;
   private final long[] machineBefore;
   private final long t0;
+
+  /** Cores by component, the bench's own JVM (load generator and reader), the machine's share. */
+  record Cores(Map<String, Double> byComponent, double bench, double machineBusy) {
+    @Override
+    public String toString() {
+      StringBuilder out = new StringBuilder("cores:");
+      byComponent.forEach((k, v) -> out.append(String.format(" %s %.2f,", k, v)));
+      out.append(String.format(" bench %.2f", bench));
+      if (!Double.isNaN(machineBusy)) {
+        out.append(String.format("; machine %.0f%% busy", 100 * machineBusy));
+      }
+      return out.toString();
+    }
+  }
 
   private StepCpu(List<Component> components) {
     this.components = components;
@@ -32,23 +48,18 @@ final class StepCpu {
     return new StepCpu(components);
   }
 
-  /**
-   * E.g. {@code cores: ingress 0.61, processor 0.80, broker 0.40, bench 0.30; machine 95% busy}.
-   */
-  String end() {
+  Cores end() {
     double wallMillis = (System.nanoTime() - t0) / 1e6;
-    StringBuilder out = new StringBuilder("cores:");
+    Map<String, Double> cores = new LinkedHashMap<>();
     for (int i = 0; i < before.length; i++) {
       long used = components.get(i).cpuMillis().getAsLong() - before[i];
-      out.append(String.format(" %s %.2f,", components.get(i).name(), used / wallMillis));
+      cores.put(components.get(i).name(), used / wallMillis);
     }
-    out.append(String.format(" bench %.2f", (ThreadCpu.processMillis() - selfBefore) / wallMillis));
     long[] machine = ProcessCpu.machineMillis();
     long total = machine[1] - machineBefore[1];
-    if (total > 0) {
-      out.append(
-          String.format("; machine %.0f%% busy", 100.0 * (machine[0] - machineBefore[0]) / total));
-    }
-    return out.toString();
+    return new Cores(
+        cores,
+        (ThreadCpu.processMillis() - selfBefore) / wallMillis,
+        total > 0 ? (double) (machine[0] - machineBefore[0]) / total : Double.NaN);
   }
 }
