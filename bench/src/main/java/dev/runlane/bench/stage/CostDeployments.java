@@ -33,6 +33,13 @@ import redis.clients.jedis.Jedis;
 final class CostDeployments implements AutoCloseable {
   private static final Duration START_TIMEOUT = Duration.ofMinutes(2);
 
+  /**
+   * Stream threads of runlane's processor and of the bare Streams application alike, unless the run
+   * sets {@code PROCESSOR_THREADS}: the deployed processor's (deploy/k8s, one per CPU), as a single
+   * thread left runlane's capacity bound by its waits on Redis and commits (D103).
+   */
+  static final String DEPLOYED_THREADS = "2";
+
   /** One process's CPU clock, by the name its rows use. */
   record Component(String name, long pid, LongSupplier cpuMillis) {}
 
@@ -113,6 +120,7 @@ final class CostDeployments implements AutoCloseable {
     Child ingress = child("ingress", IngressMain.class, List.of(), env);
     ingress.awaitReady(() -> Child.answers200(adminPort, AdminServer.READY_PATH), START_TIMEOUT);
     Map<String, String> penv = Services.processorEnv(bootstrap, redis, "bench-cost", topics, true);
+    penv.putIfAbsent("PROCESSOR_THREADS", DEPLOYED_THREADS);
     int processorPort = FreePorts.next();
     penv.put("PROCESSOR_PORT", Integer.toString(processorPort));
     Child processor = child("processor", ProcessorMain.class, List.of(), penv);
@@ -145,6 +153,7 @@ final class CostDeployments implements AutoCloseable {
     ingress.awaitReady(() -> Files.exists(ingressReady), START_TIMEOUT);
     Map<String, String> senv =
         Services.processorEnv(bootstrap, redis, "bench-cost-bare", topics, false);
+    senv.putIfAbsent("PROCESSOR_THREADS", DEPLOYED_THREADS);
     senv.put("PROCESSOR_PORT", Integer.toString(FreePorts.next()));
     senv.put(CostChild.BARE_INPUT, topics.webhooks());
     senv.put(CostChild.BARE_OUTPUT, topics.events());
