@@ -109,15 +109,8 @@ public record Decision(
     return inputTopic + "/" + inputPartition + "/" + inputOffset;
   }
 
-  /**
-   * This decision as the log's record value: compact JSON. Written by hand when no text needs
-   * escaping (the common case, D100), else by databind: the same bytes either way.
-   */
+  /** This decision as the log's record value: compact JSON. */
   public byte[] toBytes() {
-    byte[] plain = DecisionBytes.plain(this);
-    if (plain != null) {
-      return plain;
-    }
     try {
       return JSON.writeValueAsBytes(this);
     } catch (JsonProcessingException e) {
