@@ -92,6 +92,7 @@ public final class CostStage extends Stage {
       for (Deployment dep : List.of(runlane, bare)) {
         measure(load, dep.port(), d.bootstrap(), dep.topics(), rate, Duration.ZERO, warm, webhooks);
       }
+      idleWindow(res, runlane, bare, rate, Duration.ofSeconds(10));
       res.note(
           STAGE,
           String.format(
@@ -209,6 +210,36 @@ public final class CostStage extends Stage {
       us.replaceAll((k, v) -> Double.NaN);
     }
     return us;
+  }
+
+  /**
+   * Both pipelines with no webhooks for {@code idle}: the cores each process uses doing nothing
+   * (polls, commits, punctuations, heartbeats). Spread over the CPU windows' {@code rate}, that is
+   * the part of their CPU per webhook that does not grow with the rate, where the capacity search's
+   * CPU per further webhook is the part that does (D103). The broker serves both pipelines.
+   */
+  private static void idleWindow(
+      Results res, Deployment runlane, Deployment bare, double rate, Duration idle)
+      throws InterruptedException {
+    Thread.sleep(Duration.ofSeconds(2).toMillis()); // the warm-up's last answers and commits
+    List<StepCpu> steps =
+        List.of(StepCpu.start(runlane.components()), StepCpu.start(bare.components()));
+    Thread.sleep(
+        idle.toMillis()); // the window itself: a measured period, not a wait for a condition
+    for (int i = 0; i < 2; i++) {
+      Deployment dep = i == 0 ? runlane : bare;
+      StepCpu.Cores cores = steps.get(i).end();
+      StringBuilder perWebhook = new StringBuilder();
+      cores
+          .byComponent()
+          .forEach((k, v) -> perWebhook.append(String.format(" %s %.0f,", k, v * 1e6 / rate)));
+      res.note(
+          STAGE,
+          String.format(
+              "%s idle (no webhooks for %d s): %s; at %,.0f/s that is CPU-us per webhook:%s"
+                  + " (the broker's serves both pipelines)",
+              dep.name(), idle.toSeconds(), cores, rate, perWebhook));
+    }
   }
 
   /** CPU microseconds per webhook from CPU milliseconds over {@code webhooks}; NaN for none. */
