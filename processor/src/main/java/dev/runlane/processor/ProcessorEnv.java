@@ -146,7 +146,8 @@ final class ProcessorEnv {
       Compression producerCompression,
       int maxBodyBytes,
       int rocksDbMemoryMb,
-      Optional<String> groupInstanceId) {
+      Optional<String> groupInstanceId,
+      boolean shutdownLeavesGroup) {
 
     static Processing read(EnvReader r) {
       return new Processing(
@@ -182,7 +183,11 @@ final class ProcessorEnv {
           r.integer("PROCESSOR_ROCKSDB_MEMORY_MB", 256, 0, 1024 * 1024),
           // Static group membership: a restarted instance with the same id takes its tasks
           // back at once instead of after the session timeout (D29). Unset: dynamic members.
-          Optional.ofNullable(r.string("PROCESSOR_GROUP_INSTANCE_ID", null)));
+          Optional.ofNullable(r.string("PROCESSOR_GROUP_INSTANCE_ID", null)),
+          // On SIGTERM, hand the partitions to the other instances at once instead of keeping
+          // them for a successor with the same instance id: a successor that needs longer than
+          // the session timeout to start gets them back only after two more rebalances (D102).
+          r.bool("PROCESSOR_SHUTDOWN_LEAVES_GROUP", false));
     }
   }
 
@@ -270,6 +275,7 @@ final class ProcessorEnv {
         processing.maxBodyBytes(),
         processing.rocksDbMemoryMb(),
         processing.groupInstanceId(),
+        processing.shutdownLeavesGroup(),
         access.controlTopic(),
         access.kafkaClient(),
         access.redisUsername(),

@@ -97,6 +97,19 @@ class ProcessorConfigTest {
   }
 
   @Test
+  void aShutdownStaysInTheGroupUnlessToldToLeaveIt() {
+    assertThat(ProcessorConfig.fromEnv(Map.of()).shutdownLeavesGroup()).isFalse();
+    assertThat(
+            ProcessorConfig.fromEnv(Map.of("PROCESSOR_SHUTDOWN_LEAVES_GROUP", "true"))
+                .shutdownLeavesGroup())
+        .isTrue();
+    assertThatThrownBy(
+            () -> ProcessorConfig.fromEnv(Map.of("PROCESSOR_SHUTDOWN_LEAVES_GROUP", "sometimes")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("PROCESSOR_SHUTDOWN_LEAVES_GROUP='sometimes' is not a boolean");
+  }
+
+  @Test
   void theMainConsumerWaitsForAFullerFetchButNotLong() {
     StreamsConfig streams =
         new StreamsConfig(

@@ -25,4 +25,25 @@ public final class ProcessCpu {
       throw new IllegalStateException("cannot read the CPU time of process " + pid, e);
     }
   }
+
+  /**
+   * The machine's CPU time so far, busy and in all, in milliseconds over all cores ({@code
+   * /proc/stat}'s first line): between two samples, busy over all says how saturated the machine
+   * was, which tells a pipeline limited by CPU from one limited by waits.
+   *
+   * @return {busy, total}; {0, 0} without {@code /proc}
+   */
+  public static long[] machineMillis() {
+    try {
+      String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+      long total = 0;
+      for (int i = 1; i < f.length && i <= 8; i++) {
+        total += Long.parseLong(f[i]);
+      }
+      long idle = Long.parseLong(f[4]) + Long.parseLong(f[5]); // idle + iowait
+      return new long[] {(total - idle) * 10, total * 10};
+    } catch (IOException | RuntimeException e) {
+      return new long[] {0, 0};
+    }
+  }
 }

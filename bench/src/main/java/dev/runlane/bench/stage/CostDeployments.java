@@ -33,6 +33,13 @@ import redis.clients.jedis.Jedis;
 final class CostDeployments implements AutoCloseable {
   private static final Duration START_TIMEOUT = Duration.ofMinutes(2);
 
+  /**
+   * Stream threads of runlane's processor and of the bare Streams application alike, unless the run
+   * sets {@code PROCESSOR_THREADS}: the deployed processor's (deploy/k8s, one per CPU), as a single
+   * thread left runlane's capacity bound by its waits on Redis and commits (D103).
+   */
+  static final String DEPLOYED_THREADS = "2";
+
   /** One process's CPU clock, by the name its rows use. */
   record Component(String name, long pid, LongSupplier cpuMillis) {}
 
@@ -114,6 +121,7 @@ final class CostDeployments implements AutoCloseable {
     int port = Integer.parseInt(env.get("INGRESS_PORT"));
     Child ingress = runlaneIngress("runlane", "ingress", env);
     Map<String, String> penv = Services.processorEnv(bootstrap, redis, "bench-cost", topics, true);
+    penv.putIfAbsent("PROCESSOR_THREADS", DEPLOYED_THREADS);
     int processorPort = FreePorts.next();
     penv.put("PROCESSOR_PORT", Integer.toString(processorPort));
     Child processor = child("runlane", "processor", ProcessorMain.class, List.of(), penv);
@@ -147,6 +155,7 @@ final class CostDeployments implements AutoCloseable {
     ingress.awaitReady(() -> Files.exists(ingressReady), START_TIMEOUT);
     Map<String, String> senv =
         Services.processorEnv(bootstrap, redis, "bench-cost-bare", topics, false);
+    senv.putIfAbsent("PROCESSOR_THREADS", DEPLOYED_THREADS);
     senv.put("PROCESSOR_PORT", Integer.toString(FreePorts.next()));
     senv.put(CostChild.BARE_INPUT, topics.webhooks());
     senv.put(CostChild.BARE_OUTPUT, topics.events());
@@ -193,6 +202,7 @@ final class CostDeployments implements AutoCloseable {
     for (int i = 0; i < instances; i++) {
       Map<String, String> penv = Services.processorEnv(bootstrap, redis, appId, topics, true);
       penv.put("TOPIC_PARTITIONS", Integer.toString(partitions));
+      penv.putIfAbsent("PROCESSOR_THREADS", DEPLOYED_THREADS);
       int adminPort = FreePorts.next();
       penv.put("PROCESSOR_PORT", Integer.toString(adminPort));
       String suffix = instances == 1 ? "" : "-" + (char) ('a' + i);

@@ -93,6 +93,7 @@ public final class CostStage extends Stage {
       for (Deployment dep : List.of(runlane, bare)) {
         measure(load, dep.port(), d.bootstrap(), dep.topics(), rate, Duration.ZERO, warm, webhooks);
       }
+      idleWindow(res, runlane, bare, rate, Duration.ofSeconds(10));
       res.note(
           STAGE,
           String.format(
@@ -101,9 +102,11 @@ public final class CostStage extends Stage {
               warm.toSeconds(), rate, window.toSeconds(), settle.toSeconds()));
       Map<String, Map<String, List<Double>>> cpu = new LinkedHashMap<>();
       Map<String, List<Double>> capacity = new LinkedHashMap<>();
+      Map<String, Map<String, List<Double>>> marginal = new LinkedHashMap<>();
       for (Deployment dep : List.of(runlane, bare)) {
         cpu.put(dep.name(), new LinkedHashMap<>());
         capacity.put(dep.name(), new ArrayList<>());
+        marginal.put(dep.name(), new LinkedHashMap<>());
       }
       for (int rep = 1; rep <= repetitions; rep++) {
         // Which goes first alternates, so that a drift over the run favours neither.
@@ -117,10 +120,18 @@ public final class CostStage extends Stage {
         }
         for (Deployment dep : searchCapacity ? order : List.<Deployment>of()) {
           Duration reorder = dep == runlane ? reorderWindow : Duration.ZERO;
-          capacity.get(dep.name()).add(capacity(ctx, d, dep, load, reorder, webhooks, rep));
+          CapacitySearch.Result found =
+              CapacitySearch.run(ctx, d, dep, load, reorder, webhooks, rep);
+          capacity.get(dep.name()).add(found.rate());
+          found
+              .marginalMicros()
+              .forEach(
+                  (k, v) ->
+                      marginal.get(dep.name()).computeIfAbsent(k, x -> new ArrayList<>()).add(v));
         }
       }
       report(res, rate, cpu.get(runlane.name()), cpu.get(bare.name()), capacity);
+      reportMarginal(res, marginal.get(runlane.name()), marginal.get(bare.name()));
       d.stop(runlane.name());
       d.stop(bare.name());
       ScaleOutCost.run(ctx, d, load, rate, repetitions, settle, window, warm, webhooks);
@@ -205,6 +216,36 @@ public final class CostStage extends Stage {
     return us;
   }
 
+  /**
+   * Both pipelines with no webhooks for {@code idle}: the cores each process uses doing nothing
+   * (polls, commits, punctuations, heartbeats). Spread over the CPU windows' {@code rate}, that is
+   * the part of their CPU per webhook that does not grow with the rate, where the capacity search's
+   * CPU per further webhook is the part that does (D103). The broker serves both pipelines.
+   */
+  private static void idleWindow(
+      Results res, Deployment runlane, Deployment bare, double rate, Duration idle)
+      throws InterruptedException {
+    Thread.sleep(Duration.ofSeconds(2).toMillis()); // the warm-up's last answers and commits
+    List<StepCpu> steps =
+        List.of(StepCpu.start(runlane.components()), StepCpu.start(bare.components()));
+    Thread.sleep(
+        idle.toMillis()); // the window itself: a measured period, not a wait for a condition
+    for (int i = 0; i < 2; i++) {
+      Deployment dep = i == 0 ? runlane : bare;
+      StepCpu.Cores cores = steps.get(i).end();
+      StringBuilder perWebhook = new StringBuilder();
+      cores
+          .byComponent()
+          .forEach((k, v) -> perWebhook.append(String.format(" %s %.0f,", k, v * 1e6 / rate)));
+      res.note(
+          STAGE,
+          String.format(
+              "%s idle (no webhooks for %d s): %s; at %,.0f/s that is CPU-us per webhook:%s"
+                  + " (the broker's serves both pipelines)",
+              dep.name(), idle.toSeconds(), cores, rate, perWebhook));
+    }
+  }
+
   /** CPU microseconds per webhook from CPU milliseconds over {@code webhooks}; NaN for none. */
   static double perWebhookMicros(long cpuMillis, long webhooks) {
     return webhooks <= 0 ? Double.NaN : cpuMillis * 1000.0 / webhooks;
@@ -216,58 +257,6 @@ public final class CostStage extends Stage {
       out[i] = components.get(i).cpuMillis().getAsLong();
     }
     return out;
-  }
-
-  /**
-   * The highest step whose window saw every webhook through with p50 under 250 ms (the e2e stage's
-   * rule, its steps of 1k/s from 1k/s); a step that misses gets a second window, as there.
-   */
-  private static double capacity(
-      BenchContext ctx,
-      CostDeployments d,
-      Deployment dep,
-      OpenLoopLoad load,
-      Duration reorderWindow,
-      Webhooks webhooks,
-      int rep)
-      throws Exception {
-    int stepSize = 1000;
-    int top = 30_000;
-    Duration window = Duration.ofSeconds(ctx.quick ? 5 : 10);
-    Duration warmup = Duration.ofSeconds(3);
-    double best = 0;
-    List<String> trace = new ArrayList<>();
-    for (int r = stepSize; r <= top; r += stepSize) {
-      boolean keptUp = false;
-      for (int attempt = 1; attempt <= 2 && !keptUp; attempt++) {
-        Step s =
-            measure(load, dep.port(), d.bootstrap(), dep.topics(), r, warmup, window, webhooks);
-        keptUp = s.keptUp(reorderWindow);
-        trace.add(
-            String.format(
-                "%,d/s%s %s (p50 %.0f ms)",
-                r,
-                attempt > 1 ? " (2nd window)" : "",
-                keptUp ? "kept up" : "missed",
-                s.e2e().p50()));
-      }
-      if (!keptUp) {
-        break;
-      }
-      best = r;
-    }
-    System.out.printf("  %s capacity, rep %d: %,.0f/s%n", dep.name(), rep, best);
-    ctx.results.note(
-        STAGE,
-        String.format(
-            "rep %d, %s capacity search (%d s windows after %d s at the rate): %s%s",
-            rep,
-            dep.name(),
-            window.toSeconds(),
-            warmup.toSeconds(),
-            String.join(", ", trace),
-            best >= top ? "; kept up at the top step: a lower bound" : ""));
-    return best;
   }
 
   private static void report(
@@ -340,6 +329,33 @@ public final class CostStage extends Stage {
             "instructions per webhook (perf stat -e instructions): " + perfInstructions(),
             Double.NaN,
             "instructions"));
+  }
+
+  /**
+   * What one more webhook costs each component between the capacity search's lowest and highest
+   * kept-up steps, runlane next to bare (no target): the figure the capacity ratio follows once
+   * both pipelines are busy, where the CPU row at one low rate is mostly fixed costs (D103).
+   */
+  private static void reportMarginal(
+      Results res, Map<String, List<Double>> runlane, Map<String, List<Double>> bare) {
+    for (String c : Stream.concat(COMPONENTS.stream(), Stream.of(TOTAL)).toList()) {
+      if (!runlane.containsKey(c)) {
+        continue;
+      }
+      Spread r = Spread.of(runlane.get(c));
+      Spread b = Spread.of(bare.getOrDefault(c, List.of()));
+      Spread ratio = Spread.ofRatios(runlane.get(c), bare.getOrDefault(c, List.of()));
+      res.add(
+          Row.figure(
+                  STAGE,
+                  String.format(
+                      "CPU-us per further webhook (from 1k/s to each pipeline's capacity), %s:"
+                          + " runlane %s, bare %s, ratio %s",
+                      c, r.value(), b.count() > 0 ? b.value() : "-", ratio.ratio()),
+                  r.median(),
+                  "us")
+              .against("bare pipeline", b.median(), ratio.median()));
+    }
   }
 
   /**

@@ -212,7 +212,8 @@ public final class RestartStage extends Stage {
 
   /**
    * The processor as deployed: the jar's own logback.xml (the services' shape: status off, text
-   * appender, INFO), static membership, its state dir kept across the restart.
+   * appender, INFO), static membership, leaving the group on SIGTERM (deploy/k8s), its state dir
+   * kept across the restart.
    */
   private static ProcessorChild start(BenchContext ctx, Instance in, String name)
       throws IOException {
@@ -222,6 +223,8 @@ public final class RestartStage extends Stage {
     env.put("PROCESSOR_APPLICATION_ID", APP_ID);
     env.put("PROCESSOR_STATE_DIR", in.stateDir.toString());
     env.put("PROCESSOR_GROUP_INSTANCE_ID", in.id);
+    // As deploy/k8s runs it: a SIGTERMed processor leaves the group (D102).
+    env.put("PROCESSOR_SHUTDOWN_LEAVES_GROUP", "true");
     env.put("TOPIC_WEBHOOKS", PREFIX + "webhooks");
     env.put("TOPIC_DLQ", PREFIX + "dlq");
     env.put("TOPIC_EVENTS", PREFIX + "events");

@@ -36,7 +36,8 @@ final class Services {
           "PROCESSOR_THREADS",
           "PROCESSOR_PRODUCER_COMPRESSION",
           "PROCESSOR_ROCKSDB_MEMORY_MB",
-          "PROCESSOR_SESSION_TIMEOUT_MS");
+          "PROCESSOR_SESSION_TIMEOUT_MS",
+          "PROCESSOR_SHUTDOWN_LEAVES_GROUP");
 
   /** Both: the stages that run the ingress and the processor together. */
   static final List<String> PIPELINE_TUNING =
