@@ -41,12 +41,14 @@ public final class CostStage extends Stage {
   static final String RATE_VARIABLE = "BENCH_COST_RATE";
 
   /**
-   * Repetitions (3) and whether each searches each pipeline's capacity (1): a comparison of two
-   * builds' CPU per webhook needs neither the search nor its 20 minutes (D92).
+   * Repetitions (3), and whether each searches each pipeline's capacity (1) and runs the scale-out
+   * part (1): a comparison of two builds' or settings' CPU per webhook needs neither the search nor
+   * the scale-out part, nor their 25 minutes (D92).
    */
   static final String REPETITIONS_VARIABLE = "BENCH_COST_REPETITIONS";
 
   static final String CAPACITY_VARIABLE = "BENCH_COST_CAPACITY";
+  static final String SCALE_OUT_VARIABLE = "BENCH_COST_SCALE_OUT";
   static final double CPU_RATIO_TARGET = 1.5;
   static final double CAPACITY_RATIO_TARGET = 0.8;
 
@@ -60,7 +62,8 @@ public final class CostStage extends Stage {
         STAGE,
         Stream.concat(
                 Services.PIPELINE_TUNING.stream(),
-                Stream.of(RATE_VARIABLE, REPETITIONS_VARIABLE, CAPACITY_VARIABLE))
+                Stream.of(
+                    RATE_VARIABLE, REPETITIONS_VARIABLE, CAPACITY_VARIABLE, SCALE_OUT_VARIABLE))
             .toList());
   }
 
@@ -134,7 +137,9 @@ public final class CostStage extends Stage {
       reportMarginal(res, marginal.get(runlane.name()), marginal.get(bare.name()));
       d.stop(runlane.name());
       d.stop(bare.name());
-      ScaleOutCost.run(ctx, d, load, rate, repetitions, settle, window, warm, webhooks);
+      if (BenchContext.envNumber(SCALE_OUT_VARIABLE, 1, 0) > 0) {
+        ScaleOutCost.run(ctx, d, load, rate, repetitions, settle, window, warm, webhooks);
+      }
     }
   }
 
