@@ -341,22 +341,33 @@ public final class CostStage extends Stage {
    * kept-up steps, runlane next to bare (no target): the figure the capacity ratio follows once
    * both pipelines are busy, where the CPU row at one low rate is mostly fixed costs (D103).
    */
-  private static void reportMarginal(
+  static void reportMarginal(
       Results res, Map<String, List<Double>> runlane, Map<String, List<Double>> bare) {
     for (String c : Stream.concat(COMPONENTS.stream(), Stream.of(TOTAL)).toList()) {
       if (!runlane.containsKey(c)) {
         continue;
       }
       Spread r = Spread.of(runlane.get(c));
-      Spread b = Spread.of(bare.getOrDefault(c, List.of()));
-      Spread ratio = Spread.ofRatios(runlane.get(c), bare.getOrDefault(c, List.of()));
+      if (!bare.containsKey(c)) {
+        res.add(
+            Row.figure(
+                STAGE,
+                String.format(
+                    "CPU-us per further webhook (from 1k/s to capacity), %s (runlane only): %s",
+                    c, r.value()),
+                r.median(),
+                "us"));
+        continue;
+      }
+      Spread b = Spread.of(bare.get(c));
+      Spread ratio = Spread.ofRatios(runlane.get(c), bare.get(c));
       res.add(
           Row.figure(
                   STAGE,
                   String.format(
                       "CPU-us per further webhook (from 1k/s to each pipeline's capacity), %s:"
                           + " runlane %s, bare %s, ratio %s",
-                      c, r.value(), b.count() > 0 ? b.value() : "-", ratio.ratio()),
+                      c, r.value(), b.value(), ratio.ratio()),
                   r.median(),
                   "us")
               .against("bare pipeline", b.median(), ratio.median()));

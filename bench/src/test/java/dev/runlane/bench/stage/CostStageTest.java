@@ -3,6 +3,9 @@ package dev.runlane.bench.stage;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.runlane.bench.report.Results;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class CostStageTest {
@@ -19,5 +22,24 @@ class CostStageTest {
     assertThat(CostDeployments.processId(info)).isEqualTo(4242L);
     assertThatThrownBy(() -> CostDeployments.processId("# Server\r\n"))
         .hasMessageContaining("no process_id");
+  }
+
+  @Test
+  void aComponentOnlyRunlaneHasGetsARowOfItsOwnAmongTheFurtherWebhookRows() {
+    // The stage's first full run failed here: "ratios of 3 values to 0 values" for Redis.
+    Results res = new Results("test");
+    CostStage.reportMarginal(
+        res,
+        Map.of(
+            "ingress",
+            List.of(28.0, 33.0),
+            "Redis",
+            List.of(5.0, 6.0),
+            "total",
+            List.of(103.0, 120.0)),
+        Map.of("ingress", List.of(8.0, 5.0), "total", List.of(15.0, 14.0)));
+
+    assertThat(res.rows()).hasSize(3);
+    assertThat(res.rows().get(1).toString()).contains("Redis (runlane only)");
   }
 }
