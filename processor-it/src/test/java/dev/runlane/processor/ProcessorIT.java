@@ -239,6 +239,50 @@ class ProcessorIT {
     }
   }
 
+  /**
+   * A static member stays in its group on close unless told to leave (D102): with {@code
+   * PROCESSOR_SHUTDOWN_LEAVES_GROUP=true}, a SIGTERMed processor's partitions go to the other
+   * instance at once instead of after its 40 s session, so a roll whose successor starts slower
+   * than the session timeout pauses them for a rebalance, not for the whole start.
+   */
+  @Test
+  void aStaticMemberThatLeavesOnShutdownHandsItsPartitionsOverAtOnce(Infra infra) throws Exception {
+    String name = infra.uniqueName("leaves");
+    try (ProcessorHarness a = new ProcessorHarness(infra, name);
+        ProcessorHarness b = new ProcessorHarness(infra, name);
+        ProcessorHarness.Reader events = a.new Reader(a.topics.events())) {
+      for (ProcessorHarness h : List.of(a, b)) {
+        h.with("PROCESSOR_SESSION_TIMEOUT_MS", "40000")
+            .with("PROCESSOR_SHUTDOWN_LEAVES_GROUP", "true");
+      }
+      a.with("PROCESSOR_GROUP_INSTANCE_ID", "processor-a").start();
+      b.with("PROCESSOR_GROUP_INSTANCE_ID", "processor-b").start();
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () ->
+                  activeTasks(a) > 0 && activeTasks(b) > 0 && activeTasks(a) + activeTasks(b) == 3);
+      a.stop();
+
+      List<String> sent = new ArrayList<>();
+      for (int r = 0; r < 12; r++) { // four runs on each of the three partitions, or near it
+        b.send("run-leave-" + r, "req-leave-" + r, T0);
+        sent.add("req-leave-" + r);
+      }
+      // Within the 40 s session: without the leave, the partitions would wait it out.
+      await().atMost(Duration.ofSeconds(25)).until(() -> events.poll().size() >= sent.size());
+      assertThat(events.requestIds()).containsExactlyInAnyOrderElementsOf(sent);
+    }
+  }
+
+  private static int activeTasks(ProcessorHarness h) {
+    int n = 0;
+    for (var thread : h.app.streams().metadataForLocalThreads()) {
+      n += thread.activeTasks().size();
+    }
+    return n;
+  }
+
   @Test
   void tenThousandEventsWithDuplicatesAndReorderingAcrossTwoRestarts(Infra infra) throws Exception {
     Random random = new Random(42);

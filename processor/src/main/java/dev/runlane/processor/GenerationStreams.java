@@ -178,7 +178,8 @@ final class GenerationStreams implements GenerationFollower.Streams, Rederiving 
   /**
    * Stops the running generation's Streams, if one runs.
    *
-   * @param leaveGroup leave the consumer group (a swap), or stay in it (a shutdown)
+   * @param leaveGroup leave the consumer group (a swap, or a shutdown told to leave, D102), or stay
+   *     in it (a shutdown, by default)
    */
   synchronized void stop(boolean leaveGroup) {
     Running r = running.getAndSet(null);
@@ -186,7 +187,9 @@ final class GenerationStreams implements GenerationFollower.Streams, Rederiving 
       return;
     }
     // Leaving the group on a swap lets the next generation's members and the tools see this one
-    // gone at once; on shutdown we stay, so a restart with a static id takes its tasks back (D29).
+    // gone at once; on shutdown we stay unless told to leave, so a restart with a static id takes
+    // its tasks back (D29), or hand them over at once when successors start slower than the
+    // session timeout (D102).
     boolean storesClosed =
         r.streams()
             .close(

@@ -149,7 +149,7 @@ class DecisionTableIT {
     start(redisUri());
   }
 
-  /** The dedup layer these tests use: 60 s claims, 24 h done markers, 500 ms timeout. */
+  /** The dedup layer these tests use: 60 s claims, 24 h done markers, 3 s timeout. */
   static Dedup redisDedup(URI redisUri, String prefix, MeterRegistry registry) {
     // These tests assert which layer decided and how many round trips were made; a busy build
     // machine that slows one answer past 250 ms would send a batch to the run store (D42), so an
