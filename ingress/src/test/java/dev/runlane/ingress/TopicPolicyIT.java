@@ -1,11 +1,13 @@
 package dev.runlane.ingress;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.runlane.common.kafka.TopicPolicy;
 import dev.runlane.common.metrics.Metrics;
 import dev.runlane.embedded.Infra;
 import dev.runlane.embedded.RealInfra;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -58,8 +60,19 @@ class TopicPolicyIT {
               new dev.runlane.common.config.EnvReader(
                   Map.of("TOPIC_WEBHOOKS_RETENTION_MS", "604800000")));
 
+      // A topic just created may not be on the broker yet (KRaft metadata propagates after the
+      // controller answers): the check then says it could not look, which is not the case here.
       List<String> weaker =
-          policy.weaker(admin, Map.of(topic, TopicPolicy.Role.WEBHOOKS), (short) -1, "broker:9092");
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .until(
+                  () ->
+                      policy.weaker(
+                          admin,
+                          Map.of(topic, TopicPolicy.Role.WEBHOOKS),
+                          (short) -1,
+                          "broker:9092"),
+                  lines -> lines.stream().noneMatch(l -> l.startsWith("could not check")));
 
       assertThat(weaker)
           .singleElement()
