@@ -117,6 +117,12 @@ public final class ProcessorStage extends Stage {
     // Without the decision log, around the two runs with it (A B B A, as the record's, D86).
     Run unlogged = unlogged(ctx, input, "bench-proc-unlogged", events);
     flushAll(redis);
+    // The same with a 1 s reorder window (D46): the input was written in a few seconds, so the
+    // window holds events for real, and the cap on held events is met. Around the two runs
+    // without one (A B B A, as the record's): one run at the stage's end measured 0.71x where
+    // 0.93x was measured before.
+    Run window = windowed(ctx, input, "bench-proc-window", events);
+    flushAll(redis);
     long[] before = redisMemory(redis);
     Run on = runOnce(ctx.bootstrap(), input, "bench-proc-on", true, events, redis);
     long[] after = redisMemory(redis);
@@ -127,25 +133,13 @@ public final class ProcessorStage extends Stage {
     // steady drift (D68).
     Run onAgain = runOnce(ctx.bootstrap(), input, "bench-proc-on-again", true, events, redis);
     flushAll(redis);
+    Run windowAgain = windowed(ctx, input, "bench-proc-window-again", events);
+    flushAll(redis);
     Run unloggedAgain = unlogged(ctx, input, "bench-proc-unlogged-again", events);
     flushAll(redis);
     Run unrecordedAgain =
         unrecorded(ctx.bootstrap(), input, "bench-proc-unrecorded-again", events, redis);
     flushAll(redis);
-    // The same with a 1 s reorder window (D46): the input was written in a few seconds, so the
-    // window holds events for real, and the cap on held events is met.
-    Run window =
-        runOnce(
-            ctx.bootstrap(),
-            input,
-            "bench-proc-window",
-            true,
-            events,
-            redis,
-            WINDOW_1S,
-            false,
-            true);
-
     double ratio = on.rate() / off.rate();
     res.add(
         Row.figure(STAGE, "events/s to committed outputs, Redis dedup", on.rate(), "events/s")
@@ -180,15 +174,17 @@ public final class ProcessorStage extends Stage {
             "decision log bytes per decision (the Streams producer's, after compression)",
             on.bytesWritten().getOrDefault(on.appId() + ".decisions", Double.NaN) / on.events(),
             "B/decision"));
-    double windowRatio = window.rate() / on.rate();
+    double windowed = (window.rate() + windowAgain.rate()) / 2;
+    double withoutWindow = (on.rate() + onAgain.rate()) / 2;
+    double windowRatio = windowed / withoutWindow;
     res.add(
         Row.figure(
                 STAGE,
                 "events/s to committed outputs, Redis dedup, 1 s reorder window (less the 1 s the"
-                    + " window holds the input's end)",
-                window.rate(),
+                    + " window holds the input's end; mean of two runs, A B B A)",
+                windowed,
                 "events/s")
-            .against("same topology, no window", on.rate(), windowRatio)
+            .against("same topology, no window", withoutWindow, windowRatio)
             .withTarget(">= 0.9x no window", windowRatio >= 0.9));
     res.add(
         Row.figure(
@@ -217,7 +213,16 @@ public final class ProcessorStage extends Stage {
                 + " 'done:<task>' (D15), TTL set",
             keys, before[0], after[0], Services.DEDUP_KEY_PREFIX));
     for (Run r :
-        List.of(off, unrecorded, unlogged, on, onAgain, unloggedAgain, unrecordedAgain, window)) {
+        List.of(
+            off,
+            unrecorded,
+            unlogged,
+            window,
+            on,
+            onAgain,
+            windowAgain,
+            unloggedAgain,
+            unrecordedAgain)) {
       res.note(
           STAGE,
           String.format(
@@ -278,6 +283,13 @@ public final class ProcessorStage extends Stage {
       throws Exception {
     return runOnce(
         ctx.bootstrap(), input, appId, true, events, ctx.redis(), NO_DECISION_LOG, false, true);
+  }
+
+  /** A run with Redis dedup and a 1 s reorder window (D46). */
+  private static Run windowed(BenchContext ctx, String input, String appId, int events)
+      throws Exception {
+    return runOnce(
+        ctx.bootstrap(), input, appId, true, events, ctx.redis(), WINDOW_1S, false, true);
   }
 
   /** A run with Redis dedup and no record of decided ids (D68). */
