@@ -4,6 +4,7 @@ import dev.runlane.bench.BenchContext;
 import dev.runlane.bench.Stage;
 import dev.runlane.bench.load.Fill;
 import dev.runlane.bench.probe.Offsets;
+import dev.runlane.bench.probe.ProcessCpu;
 import dev.runlane.bench.probe.ProcessorMeters;
 import dev.runlane.bench.report.Results;
 import dev.runlane.bench.report.Row;
@@ -64,7 +65,8 @@ public final class ProcessorStage extends Stage {
       Map<String, Double> outcomes,
       double decidedSeconds,
       Map<String, Double> bytesWritten,
-      double heapPerHeld) {
+      double heapPerHeld,
+      double cpuMicrosPerEvent) {
     double rate() {
       return events / seconds;
     }
@@ -157,6 +159,9 @@ public final class ProcessorStage extends Stage {
                 "events/s")
             .against("same topology without the record", withoutRecord, recordRatio)
             .withTarget(">= 0.9x without the record", recordRatio >= 0.9));
+    // CPU per event is steadier than a rate on a shared machine (issue 40): what the record costs,
+    // next to what it takes from the rate.
+    cpuRow(res, "the record of decided ids", on, onAgain, "without", unrecorded, unrecordedAgain);
     double withoutLog = (unlogged.rate() + unloggedAgain.rate()) / 2;
     double logRatio = recorded / withoutLog;
     res.add(
@@ -186,6 +191,7 @@ public final class ProcessorStage extends Stage {
                 "events/s")
             .against("same topology, no window", withoutWindow, windowRatio)
             .withTarget(">= 0.9x no window", windowRatio >= 0.9));
+    cpuRow(res, "a 1 s reorder window", window, windowAgain, "without", on, onAgain);
     res.add(
         Row.figure(
             STAGE,
@@ -227,12 +233,14 @@ public final class ProcessorStage extends Stage {
           STAGE,
           String.format(
               "%s: %,d events committed in %.1f s from RUNNING (%,.0f/s; all decided after %.1f"
-                  + " s), %,d Redis round trips, outcomes %s",
+                  + " s; %.1f CPU-us per event in this JVM: the processor, the broker, the"
+                  + " bench's polling), %,d Redis round trips, outcomes %s",
               r.appId(),
               r.events(),
               r.seconds(),
               r.rate(),
               r.decidedSeconds(),
+              r.cpuMicrosPerEvent(),
               r.roundTrips(),
               r.outcomes()));
       res.note(
@@ -285,6 +293,22 @@ public final class ProcessorStage extends Stage {
         ctx.bootstrap(), input, appId, true, events, ctx.redis(), NO_DECISION_LOG, false, true);
   }
 
+  /** CPU-us per event of two runs with a feature against two without it, each pair's mean. */
+  private static void cpuRow(
+      Results res, String feature, Run with, Run withAgain, String without, Run base, Run again) {
+    double cpu = (with.cpuMicrosPerEvent() + withAgain.cpuMicrosPerEvent()) / 2;
+    double baseCpu = (base.cpuMicrosPerEvent() + again.cpuMicrosPerEvent()) / 2;
+    res.add(
+        Row.figure(
+                STAGE,
+                "CPU-us per event in the stage's JVM (processor, broker), with "
+                    + feature
+                    + " (mean of two runs, A B B A)",
+                cpu,
+                "us/event")
+            .against(without, baseCpu, cpu / baseCpu));
+  }
+
   /** A run with Redis dedup and a 1 s reorder window (D46). */
   private static Run windowed(BenchContext ctx, String input, String appId, int events)
       throws Exception {
@@ -328,6 +352,7 @@ public final class ProcessorStage extends Stage {
       long total = end.values().stream().mapToLong(Long::longValue).sum();
       app.awaitRunning(Services.RUNNING_TIMEOUT);
       long start = System.nanoTime();
+      long cpuStart = ProcessCpu.millis(ProcessHandle.current().pid());
       double decidedAt = Double.NaN;
       boolean window = !config.reorderWindow().isZero();
       HeapSample heldHeap = null;
@@ -358,6 +383,8 @@ public final class ProcessorStage extends Stage {
       // A window delays the last of the input by the window itself: latency, not throughput, and
       // the same whatever the input's length, so it is not counted (D46).
       double seconds = (System.nanoTime() - start) / 1e9 - config.reorderWindow().toNanos() / 1e9;
+      double cpuPerEvent =
+          (ProcessCpu.millis(ProcessHandle.current().pid()) - cpuStart) * 1000.0 / total;
       double heapPerHeld =
           heldHeap == null ? Double.NaN : heldHeap.perItemAgainst(HeapSample.take(() -> 0));
       if (heldHeap != null) {
@@ -384,7 +411,8 @@ public final class ProcessorStage extends Stage {
               outcomes,
               decidedAt,
               bytesWritten(app.streams(), appId),
-              heapPerHeld);
+              heapPerHeld,
+              cpuPerEvent);
       System.out.printf(
           "  %s: %,d events in %.1f s = %,.0f/s, %,d Redis round trips%n",
           appId, total, seconds, run.rate(), roundTrips);
