@@ -173,6 +173,7 @@ public final class ProcessorStage extends Stage {
                 "events/s")
             .against("same topology, DECISION_LOG=off", withoutLog, logRatio)
             .withTarget(">= 0.9x without the log", logRatio >= 0.9));
+    cpuRow(res, "the decision log", on, onAgain, "DECISION_LOG=off", unlogged, unloggedAgain);
     res.add(
         Row.figure(
             STAGE,
