@@ -79,7 +79,7 @@ public final class ProcessorApp implements AutoCloseable {
       // A shutdown stays in the group unless told to leave it: a successor with the same static
       // id then takes the tasks back with no rebalance, if it joins within the session timeout
       // (D29, D102).
-      started.push(() -> this.streams.stop(config.shutdownLeavesGroup()));
+      started.push(() -> this.streams.shutdown(config.shutdownLeavesGroup()));
       // The admin port before the checks: a starting processor answers /health/live, and
       // /health/ready 503 until Streams is RUNNING, instead of refusing connections (D85).
       this.admin = startAdmin(config, registry);
