@@ -55,6 +55,12 @@ public final class CostStage extends Stage {
   /** The value of {@link #SCALE_OUT_VARIABLE} that runs the scale-out part alone. */
   static final String SCALE_OUT_ONLY = "only";
 
+  /**
+   * Stream threads of the scale-out part's one instance alone (an investigation: by default it has
+   * the three's, as deployed), to tell a bound by its threads' waits from a cost per task (D104).
+   */
+  static final String SCALE_OUT_ONE_THREADS_VARIABLE = "BENCH_COST_SCALE_OUT_ONE_THREADS";
+
   static final double CPU_RATIO_TARGET = 1.5;
   static final double CAPACITY_RATIO_TARGET = 0.8;
 
@@ -69,7 +75,11 @@ public final class CostStage extends Stage {
         Stream.concat(
                 Services.PIPELINE_TUNING.stream(),
                 Stream.of(
-                    RATE_VARIABLE, REPETITIONS_VARIABLE, CAPACITY_VARIABLE, SCALE_OUT_VARIABLE))
+                    RATE_VARIABLE,
+                    REPETITIONS_VARIABLE,
+                    CAPACITY_VARIABLE,
+                    SCALE_OUT_VARIABLE,
+                    SCALE_OUT_ONE_THREADS_VARIABLE))
             .toList());
   }
 
