@@ -43,12 +43,24 @@ public final class CostStage extends Stage {
   /**
    * Repetitions (3), and whether each searches each pipeline's capacity (1) and runs the scale-out
    * part (1): a comparison of two builds' or settings' CPU per webhook needs neither the search nor
-   * the scale-out part, nor their 25 minutes (D92).
+   * the scale-out part, nor their 25 minutes (D92). {@code BENCH_COST_SCALE_OUT=only} runs the
+   * scale-out part alone, without the runlane and bare pipelines or their windows: about 4 minutes
+   * {@code --quick} with 2 repetitions, so that two builds fit one lock hold (D104).
    */
   static final String REPETITIONS_VARIABLE = "BENCH_COST_REPETITIONS";
 
   static final String CAPACITY_VARIABLE = "BENCH_COST_CAPACITY";
   static final String SCALE_OUT_VARIABLE = "BENCH_COST_SCALE_OUT";
+
+  /** The value of {@link #SCALE_OUT_VARIABLE} that runs the scale-out part alone. */
+  static final String SCALE_OUT_ONLY = "only";
+
+  /**
+   * Stream threads of the scale-out part's one instance alone (an investigation: by default it has
+   * the three's, as deployed), to tell a bound by its threads' waits from a cost per task (D104).
+   */
+  static final String SCALE_OUT_ONE_THREADS_VARIABLE = "BENCH_COST_SCALE_OUT_ONE_THREADS";
+
   static final double CPU_RATIO_TARGET = 1.5;
   static final double CAPACITY_RATIO_TARGET = 0.8;
 
@@ -63,84 +75,112 @@ public final class CostStage extends Stage {
         Stream.concat(
                 Services.PIPELINE_TUNING.stream(),
                 Stream.of(
-                    RATE_VARIABLE, REPETITIONS_VARIABLE, CAPACITY_VARIABLE, SCALE_OUT_VARIABLE))
+                    RATE_VARIABLE,
+                    REPETITIONS_VARIABLE,
+                    CAPACITY_VARIABLE,
+                    SCALE_OUT_VARIABLE,
+                    SCALE_OUT_ONE_THREADS_VARIABLE))
             .toList());
   }
 
   @Override
   public void run(BenchContext ctx) throws Exception {
-    Results res = ctx.results;
     double rate = BenchContext.envNumber(RATE_VARIABLE, ctx.quick ? 1000 : 2000);
     int repetitions = (int) BenchContext.envNumber(REPETITIONS_VARIABLE, 3, 1);
-    boolean searchCapacity = BenchContext.envNumber(CAPACITY_VARIABLE, 1, 0) > 0;
+    String scaleOut = System.getenv(SCALE_OUT_VARIABLE);
+    boolean scaleOutOnly = SCALE_OUT_ONLY.equals(scaleOut == null ? null : scaleOut.trim());
     Duration window = Duration.ofSeconds(ctx.quick ? 10 : 30);
     Duration settle = Duration.ofSeconds(ctx.quick ? 5 : 10);
     Duration warm = Duration.ofSeconds(ctx.quick ? 30 : 60);
     Webhooks webhooks = Pipeline.webhooks();
-    Duration reorderWindow = Services.tunedProcessor().reorderWindow();
     try (CostDeployments d = CostDeployments.start();
         OpenLoopLoad load = new OpenLoopLoad(256, 1)) {
-      Deployment runlane = d.runlane();
-      Deployment bare = d.bare();
-      res.note(
-          STAGE, "processes: " + String.join("; ", d.logs()) + "; Redis pid " + d.redis().pid());
-      res.note(
-          STAGE,
-          "bare pipeline: the bare ingress (Vert.x, the ingress's loops and producer settings, no"
-              + " verification or parsing) -> a Kafka Streams application copying each record ("
-              + d.bareStreamsSettings()
-              + ", the processor's client settings) -> a read_committed reader; broker, ingresses,"
-              + " processor and bare Streams each in a JVM of its own (-Xmx1g), the load generator"
-              + " and the reader in the bench's JVM; the idle pipeline stays up while the other is"
-              + " measured");
-      for (Deployment dep : List.of(runlane, bare)) {
-        measure(load, dep.port(), d.bootstrap(), dep.topics(), rate, Duration.ZERO, warm, webhooks);
+      if (scaleOutOnly) {
+        ctx.results.note(
+            STAGE,
+            SCALE_OUT_VARIABLE
+                + "=only: the scale-out part alone, no runlane or bare pipeline windows (D104)");
+      } else {
+        pipelines(ctx, d, load, rate, repetitions, settle, window, warm, webhooks);
       }
-      idleWindow(res, runlane, bare, rate, Duration.ofSeconds(10));
-      res.note(
-          STAGE,
-          String.format(
-              "warm-up: %d s at %,.0f/s through each pipeline, discarded; each CPU window is"
-                  + " %d s after %d s at the rate, discarded",
-              warm.toSeconds(), rate, window.toSeconds(), settle.toSeconds()));
-      Map<String, Map<String, List<Double>>> cpu = new LinkedHashMap<>();
-      Map<String, List<Double>> capacity = new LinkedHashMap<>();
-      Map<String, Map<String, List<Double>>> marginal = new LinkedHashMap<>();
-      for (Deployment dep : List.of(runlane, bare)) {
-        cpu.put(dep.name(), new LinkedHashMap<>());
-        capacity.put(dep.name(), new ArrayList<>());
-        marginal.put(dep.name(), new LinkedHashMap<>());
-      }
-      for (int rep = 1; rep <= repetitions; rep++) {
-        // Which goes first alternates, so that a drift over the run favours neither.
-        List<Deployment> order = rep % 2 == 1 ? List.of(runlane, bare) : List.of(bare, runlane);
-        for (Deployment dep : order) {
-          Duration reorder = dep == runlane ? reorderWindow : Duration.ZERO;
-          Map<String, Double> us =
-              cpuWindow(ctx, d, dep, load, rate, settle, window, webhooks, rep, reorder);
-          us.forEach(
-              (k, v) -> cpu.get(dep.name()).computeIfAbsent(k, x -> new ArrayList<>()).add(v));
-        }
-        for (Deployment dep : searchCapacity ? order : List.<Deployment>of()) {
-          Duration reorder = dep == runlane ? reorderWindow : Duration.ZERO;
-          CapacitySearch.Result found =
-              CapacitySearch.run(ctx, d, dep, load, reorder, webhooks, rep);
-          capacity.get(dep.name()).add(found.rate());
-          found
-              .marginalMicros()
-              .forEach(
-                  (k, v) ->
-                      marginal.get(dep.name()).computeIfAbsent(k, x -> new ArrayList<>()).add(v));
-        }
-      }
-      report(res, rate, cpu.get(runlane.name()), cpu.get(bare.name()), capacity);
-      reportMarginal(res, marginal.get(runlane.name()), marginal.get(bare.name()));
-      d.stop(runlane.name());
-      d.stop(bare.name());
-      if (BenchContext.envNumber(SCALE_OUT_VARIABLE, 1, 0) > 0) {
+      if (scaleOutOnly || BenchContext.envNumber(SCALE_OUT_VARIABLE, 1, 0) > 0) {
         ScaleOutCost.run(ctx, d, load, rate, repetitions, settle, window, warm, webhooks);
       }
     }
+  }
+
+  /**
+   * The stage's own part: runlane's pipeline next to the bare one, warmed up, an idle window, the
+   * CPU windows and the capacity search over the repetitions, their rows; then both stopped.
+   */
+  private static void pipelines(
+      BenchContext ctx,
+      CostDeployments d,
+      OpenLoopLoad load,
+      double rate,
+      int repetitions,
+      Duration settle,
+      Duration window,
+      Duration warm,
+      Webhooks webhooks)
+      throws Exception {
+    Results res = ctx.results;
+    boolean searchCapacity = BenchContext.envNumber(CAPACITY_VARIABLE, 1, 0) > 0;
+    Duration reorderWindow = Services.tunedProcessor().reorderWindow();
+    Deployment runlane = d.runlane();
+    Deployment bare = d.bare();
+    res.note(STAGE, "processes: " + String.join("; ", d.logs()) + "; Redis pid " + d.redis().pid());
+    res.note(
+        STAGE,
+        "bare pipeline: the bare ingress (Vert.x, the ingress's loops and producer settings, no"
+            + " verification or parsing) -> a Kafka Streams application copying each record ("
+            + d.bareStreamsSettings()
+            + ", the processor's client settings) -> a read_committed reader; broker, ingresses,"
+            + " processor and bare Streams each in a JVM of its own (-Xmx1g), the load generator"
+            + " and the reader in the bench's JVM; the idle pipeline stays up while the other is"
+            + " measured");
+    for (Deployment dep : List.of(runlane, bare)) {
+      measure(load, dep.port(), d.bootstrap(), dep.topics(), rate, Duration.ZERO, warm, webhooks);
+    }
+    idleWindow(res, runlane, bare, rate, Duration.ofSeconds(10));
+    res.note(
+        STAGE,
+        String.format(
+            "warm-up: %d s at %,.0f/s through each pipeline, discarded; each CPU window is"
+                + " %d s after %d s at the rate, discarded",
+            warm.toSeconds(), rate, window.toSeconds(), settle.toSeconds()));
+    Map<String, Map<String, List<Double>>> cpu = new LinkedHashMap<>();
+    Map<String, List<Double>> capacity = new LinkedHashMap<>();
+    Map<String, Map<String, List<Double>>> marginal = new LinkedHashMap<>();
+    for (Deployment dep : List.of(runlane, bare)) {
+      cpu.put(dep.name(), new LinkedHashMap<>());
+      capacity.put(dep.name(), new ArrayList<>());
+      marginal.put(dep.name(), new LinkedHashMap<>());
+    }
+    for (int rep = 1; rep <= repetitions; rep++) {
+      // Which goes first alternates, so that a drift over the run favours neither.
+      List<Deployment> order = rep % 2 == 1 ? List.of(runlane, bare) : List.of(bare, runlane);
+      for (Deployment dep : order) {
+        Duration reorder = dep == runlane ? reorderWindow : Duration.ZERO;
+        Map<String, Double> us =
+            cpuWindow(ctx, d, dep, load, rate, settle, window, webhooks, rep, reorder);
+        us.forEach((k, v) -> cpu.get(dep.name()).computeIfAbsent(k, x -> new ArrayList<>()).add(v));
+      }
+      for (Deployment dep : searchCapacity ? order : List.<Deployment>of()) {
+        Duration reorder = dep == runlane ? reorderWindow : Duration.ZERO;
+        CapacitySearch.Result found = CapacitySearch.run(ctx, d, dep, load, reorder, webhooks, rep);
+        capacity.get(dep.name()).add(found.rate());
+        found
+            .marginalMicros()
+            .forEach(
+                (k, v) ->
+                    marginal.get(dep.name()).computeIfAbsent(k, x -> new ArrayList<>()).add(v));
+      }
+    }
+    report(res, rate, cpu.get(runlane.name()), cpu.get(bare.name()), capacity);
+    reportMarginal(res, marginal.get(runlane.name()), marginal.get(bare.name()));
+    d.stop(runlane.name());
+    d.stop(bare.name());
   }
 
   /**

@@ -169,6 +169,27 @@ class SharedRoundTripIT {
     assertThat(markedDone).containsExactlyInAnyOrder("ra1", "rb1");
   }
 
+  /**
+   * Task a drains first in the pass, owing a marker with nothing parked; b parked since. a's drain
+   * writes a's marker on the thread's round trip, which claims rb1 for b: b decides without a trip
+   * of its own, and the pass makes one trip where it made two (D104).
+   */
+  @Test
+  void aTaskOwingMarkersWithNothingParkedMakesThePassOneRoundTripForBoth() {
+    a.send("run-a", "ra1", T1);
+    a.drain(); // decides ra1 on a trip of its own; its marker waits
+    b.send("run-b", "rb1", T1);
+
+    a.drain();
+    assertThat(redis.get(prefix + "ra1")).isEqualTo(MarkerValues.done("0_0", "run-a", false));
+    assertThat(redis.get(prefix + "rb1")).isEqualTo(MarkerValues.processing("0_1", "run-b"));
+    b.drain();
+
+    assertThat(b.applied()).isEqualTo(1);
+    assertThat(roundTrips("claim")).as("a's first trip and the pass's one").isEqualTo(2);
+    assertThat(roundTrips("done")).isZero();
+  }
+
   @Test
   void aCopyParkedAfterItsTwinWasDecidedReadsTheMarkerAheadOfItsClaim() {
     b.send("run-b", "rb1", T1);

@@ -193,8 +193,8 @@ final class RedisClaims {
 
   /**
    * At the end of a drain: gives back the claims a peer took for events whose run waits, as for a
-   * batch's own, and writes the markers owed alone if they waited a whole drain with nothing to
-   * claim since.
+   * batch's own, and writes the markers owed if they waited a whole drain with nothing to claim
+   * since, on a round trip that carries the thread's other tasks too (D104).
    */
   void drainEnded() {
     giveBack(roundTrip.takeUnused(owner));
@@ -247,14 +247,22 @@ final class RedisClaims {
   }
 
   /**
-   * Writes the waiting done markers on their own (nothing to claim since). If Redis does not answer
-   * they keep waiting; at most a batch's worth, as no claim is held meanwhile.
+   * Writes the waiting done markers (nothing to claim since) on a round trip of the thread's, which
+   * writes its other tasks' markers and claims what they parked too: the tasks after this one in
+   * the pass then make none (D104). If Redis does not answer they keep waiting; at most a batch's
+   * worth, as no claim is held meanwhile.
    */
   private void writeOwed() {
-    List<Marker> written = writeMarkers(roundTrip.owed(owner));
-    if (!written.isEmpty()) {
-      roundTrip.wrote(owner, written);
-      faultHook.afterMarkDone(written.stream().map(Marker::requestId).toList());
+    long start = System.nanoTime();
+    try {
+      List<String> written = roundTrip.writeOwed(owner, wallClock.getAsLong());
+      if (!written.isEmpty()) {
+        faultHook.afterMarkDone(written);
+      }
+    } catch (DedupUnavailableException e) {
+      log.debug("done markers not written yet: {}", e.getMessage());
+    } finally {
+      budget.spend(System.nanoTime() - start);
     }
   }
 

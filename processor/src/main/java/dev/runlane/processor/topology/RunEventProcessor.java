@@ -184,10 +184,12 @@ final class RunEventProcessor implements Processor<String, byte[], String, byte[
   private void drain() {
     parkedSinceDrain = 0;
     claims.drainStarted();
+    // With nothing parked (most drains of a task at a low rate per partition) the store is not
+    // read; the window's idle clock and the markers owed below still run (D104).
     List<KeyValue<Long, PendingEvent>> events = parked.all();
     int max = settings.batchSize();
     // A run with an event that waits keeps all its later events parked, across batches too.
-    Set<String> waitingRuns = new HashSet<>();
+    Set<String> waitingRuns = events.isEmpty() ? Set.of() : new HashSet<>();
     for (int from = 0; from < events.size(); from += max) {
       if (!decideBatch(events.subList(from, Math.min(events.size(), from + max)), waitingRuns)) {
         if (events.size() >= MAX_PARKED_BATCHES * max) {

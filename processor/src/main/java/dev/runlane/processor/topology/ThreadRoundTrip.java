@@ -19,8 +19,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * The Redis round trips of one stream thread's tasks. At a live rate each task drains a few events
  * every batch interval; a round trip of its own would cost the thread a trip per task per interval
  * (twelve tasks: 600 a second), and the thread, not Redis, is what the end-to-end latency waits
- * for. So the first task of a pass to claim also claims what the others parked since their last
- * drain and writes the markers they owe; they decide on those answers at their own drain (D45).
+ * for. So the first task of a pass to make a round trip, to claim or to write the markers it owes,
+ * also claims what the others parked since their last drain and writes the markers they owe; they
+ * decide on those answers at their own drain (D45, D104).
  *
  * <p>Each task's share (ids it parked, markers it owes, answers taken for it) lives here, keyed by
  * the task's owner token, and a task reaches it only through this API: no task reads or changes
@@ -96,16 +97,6 @@ final class ThreadRoundTrip {
     return !share(owner).owed.isEmpty();
   }
 
-  List<Marker> owed(String owner) {
-    return List.copyOf(share(owner).owed.values());
-  }
-
-  /** The task wrote {@code markers} on its own. */
-  void wrote(String owner, Collection<Marker> markers) {
-    Map<String, Marker> owed = share(owner).owed;
-    markers.forEach(m -> owed.remove(m.requestId(), m));
-  }
-
   /**
    * The claims for the task's {@code events}: those another task's round trip took for it no more
    * than {@code maxAgeMs} ago, and the rest in one round trip that writes every task's markers
@@ -136,6 +127,32 @@ final class ThreadRoundTrip {
     if (toAsk.isEmpty()) {
       return new Answer(claims, List.of());
     }
+    return roundTrip(owner, toAsk, claims, nowMs);
+  }
+
+  /**
+   * The round trip of a task that owes markers and has nothing to claim: its markers and every
+   * marker the thread's other tasks owe written, and what they parked claimed for them, as a
+   * claim's round trip does. The thread's tasks drain in one pass, and a task that drained ahead of
+   * the pass's first claimer used to write its markers in a round trip of its own: with twelve
+   * tasks on a thread, several trips a pass where one does (D104).
+   *
+   * @return the request ids whose markers were written, this task's and the others'
+   * @throws dev.runlane.processor.dedup.DedupUnavailableException if Redis does not answer; nothing
+   *     here changed then
+   */
+  List<String> writeOwed(String owner, long nowMs) {
+    return roundTrip(owner, List.of(), new HashMap<>(), nowMs).markersWritten();
+  }
+
+  /**
+   * One round trip for {@code owner}: every task's markers first, then {@code toAsk} for it and
+   * what the other tasks parked for them; {@code claims} (the answers taken for it already) gets
+   * its answers.
+   */
+  private Answer roundTrip(
+      String owner, List<EventKey> toAsk, Map<String, Claim> claims, long nowMs) {
+    Share mine = share(owner);
     List<ClaimRequest> requests = new ArrayList<>();
     List<String> owners = new ArrayList<>();
     requests.add(new ClaimRequest(owner, List.copyOf(mine.owed.values()), toAsk));

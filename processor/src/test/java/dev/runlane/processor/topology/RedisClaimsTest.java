@@ -108,17 +108,49 @@ class RedisClaimsTest {
   }
 
   @Test
-  void markersGoAloneAfterAWholeDrainWithNothingToClaim() {
+  void markersGoAfterAWholeDrainWithNothingToClaim() {
     RedisClaims claims = claims();
     claims.drainStarted();
     claims.owe(List.of(new Marker(A, false)));
     claims.drainEnded();
-    assertThat(redis.markedDone).as("owed in this drain: they may ride on its next").isEmpty();
+    assertThat(redis.claimed).as("owed in this drain: they may ride on its next").isEmpty();
 
     claims.drainStarted();
     claims.drainEnded();
 
-    assertThat(redis.markedDone).containsExactly(List.of("a"));
+    assertThat(redis.claimed).hasSize(1);
+    assertThat(redis.claimed.get(0).doneFirst()).containsExactly(new Marker(A, false));
+    assertThat(redis.claimed.get(0).events()).isEmpty();
+    assertThat(redis.markedDone).isEmpty();
+  }
+
+  /**
+   * A task that drains ahead of the pass's first claimer, owing markers and with nothing to claim,
+   * makes the thread's round trip: the peer after it decides on what it brought, and the pass makes
+   * one trip, not one per such task (D104).
+   */
+  @Test
+  void markersOwedWithNothingToClaimRideWithWhatAPeerParkedInOneRoundTrip() {
+    RedisClaims mine = claims();
+    RedisClaims peer = claims("0_1", RedisFailureMode.DEGRADE, RedisBudget.unbounded());
+    EventKey c = new EventKey("c", "run-3");
+    mine.drainStarted();
+    mine.owe(List.of(new Marker(A, false)));
+    mine.drainEnded();
+    peer.parked(c, Replay.Range.LIVE);
+
+    mine.drainStarted();
+    mine.drainEnded();
+    peer.drainStarted();
+    ThreadRoundTrip.Answer answer = peer.claim(List.of(c));
+    peer.drainEnded();
+
+    assertThat(redis.markedDone).as("no trip for the markers alone").isEmpty();
+    assertThat(redis.claimed).hasSize(2);
+    assertThat(redis.claimed.get(0).doneFirst()).containsExactly(new Marker(A, false));
+    assertThat(redis.claimed.get(1).owner()).isEqualTo("0_1");
+    assertThat(redis.claimed.get(1).events()).containsExactly(c);
+    assertThat(answer.claims()).isEqualTo(Map.of("c", Claim.NEW));
   }
 
   @Test
