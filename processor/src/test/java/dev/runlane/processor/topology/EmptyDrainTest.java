@@ -136,4 +136,41 @@ class EmptyDrainTest {
     assertThat(pending.get(7L)).as("decided, so no longer parked").isNull();
     processor.close();
   }
+
+  /**
+   * Streams may call init() again on a processor it revives (D33): what the store holds then, and
+   * this processor never parked in its new life, is decided at the next drain.
+   */
+  @Test
+  void aProcessorInitialisedAgainDecidesWhatItsStoreHoldsThen() {
+    MockProcessorContext<String, byte[]> ctx = stores();
+    RunEventProcessor processor = processor();
+    processor.init(ctx);
+    ctx.setRecordMetadata(TestTopology.TOPICS.webhooks(), 0, 0);
+    processor.process(new Record<>("run-1", body("run-1", "r1"), CREATED.toEpochMilli()));
+    drain(ctx);
+    drain(ctx); // the count is 0 now
+    processor.close();
+    pending.put(
+        9L,
+        new PendingEvent(
+            "run-2",
+            "r2",
+            CREATED,
+            "run.updated",
+            CREATED.toEpochMilli(),
+            new RecordHeaders(),
+            body("run-2", "r2")));
+    ctx.resetForwards();
+    processor.init(ctx);
+
+    ctx.scheduledPunctuators()
+        .get(ctx.scheduledPunctuators().size() - 1)
+        .getPunctuator()
+        .punctuate(0);
+
+    assertThat(applied(ctx)).isEqualTo(1);
+    assertThat(pending.get(9L)).as("decided, so no longer parked").isNull();
+    processor.close();
+  }
 }
