@@ -64,7 +64,10 @@ public final class RecoveryStage extends Stage {
   public RecoveryStage() {
     super(
         STAGE,
-        Stream.concat(Stream.of(RUNS_VARIABLE), Services.PROCESSOR_TUNING.stream()).toList());
+        Stream.concat(
+                Stream.of(RUNS_VARIABLE, ClassDataArchive.VARIABLE),
+                Services.PROCESSOR_TUNING.stream())
+            .toList());
   }
 
   @Override
