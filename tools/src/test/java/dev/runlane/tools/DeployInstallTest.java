@@ -255,6 +255,23 @@ class DeployInstallTest {
    * Finding 9: replicas spread over nodes, G1 everywhere (SerialGC below 2 CPUs otherwise), the
    * sink's heap at half its container, as the other services'; the tools' at three quarters.
    */
+  /**
+   * The processor's image starts by mapping the class-data archive its build made, by the training
+   * run, from the very jar it runs: an archive made for another path or jar is not used (D105).
+   */
+  @Test
+  void theProcessorImageStartsWithTheClassDataArchiveItsBuildMade() throws Exception {
+    String dockerfile = Files.readString(DeployRenders.DEPLOY.resolve("Dockerfile.processor"));
+    Matcher made = Pattern.compile("-XX:ArchiveClassesAtExit=(\\S+)").matcher(dockerfile);
+    Matcher mapped = Pattern.compile("\"-XX:SharedArchiveFile=([^\"]+)\"").matcher(dockerfile);
+    assertThat(made.find()).as("the build's training run").isTrue();
+    assertThat(mapped.find()).as("the ENTRYPOINT's archive").isTrue();
+    assertThat(mapped.group(1)).isEqualTo(made.group(1));
+    assertThat(dockerfile)
+        .contains("-cp /app/runlane-processor.jar dev.runlane.processor.ClassDataTraining")
+        .contains("\"-jar\", \"/app/runlane-processor.jar\"]");
+  }
+
   @Test
   void workloadsSpreadOverNodesAndRunG1WithHalfTheirMemoryForTheHeap() throws Exception {
     for (Map.Entry<String, List<ObjectNode>> render : RENDERS.entrySet()) {

@@ -59,6 +59,8 @@ record ProcessorChild(Process process, int port, Path log) {
       throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    // As a pod's JVM starts: with the class-data archive of the processor's start (D105).
+    command.addAll(ClassDataArchive.options(ctx, stage));
     command.addAll(jvmOptions);
     command.addAll(List.of("-cp", ctx.jar, "dev.runlane.processor.ProcessorMain"));
     ProcessBuilder pb = new ProcessBuilder(command);

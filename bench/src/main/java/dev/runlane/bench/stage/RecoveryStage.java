@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.LocalTime;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -63,7 +64,10 @@ public final class RecoveryStage extends Stage {
   public RecoveryStage() {
     super(
         STAGE,
-        Stream.concat(Stream.of(RUNS_VARIABLE), Services.PROCESSOR_TUNING.stream()).toList());
+        Stream.concat(
+                Stream.of(RUNS_VARIABLE, ClassDataArchive.VARIABLE),
+                Services.PROCESSOR_TUNING.stream())
+            .toList());
   }
 
   @Override
@@ -175,6 +179,8 @@ public final class RecoveryStage extends Stage {
       LockSupport.parkNanos(Duration.ofSeconds(ctx.quick ? 5 : 10).toNanos());
       killNanos.set(System.nanoTime());
       first.process().destroyForcibly(); // SIGKILL on Linux
+      // The wall clock of the kill, to lay the new JVM's log beside it.
+      System.out.printf("  kill -9 at %s%n", LocalTime.now());
       first.process().waitFor(10, TimeUnit.SECONDS);
       long killed = killNanos.get();
       second = startProcessor(ctx, prefix, stateDir, "b");

@@ -46,7 +46,10 @@ public final class RestartStage extends Stage {
   private static final String PREFIX = "rst.";
 
   public RestartStage() {
-    super(STAGE, Services.PROCESSOR_TUNING);
+    super(
+        STAGE,
+        Stream.concat(Stream.of(ClassDataArchive.VARIABLE), Services.PROCESSOR_TUNING.stream())
+            .toList());
   }
 
   /** One instance of the deployment: what its successor keeps (state dir, instance id, port). */
