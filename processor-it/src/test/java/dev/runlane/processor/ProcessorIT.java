@@ -90,6 +90,14 @@ class ProcessorIT {
       RunState state = RunStateJson.fromJson(runs.records.get(runs.records.size() - 1).value());
       assertThat(state.appliedCount()).isEqualTo(1);
       assertThat(scrape(h)).contains("runlane_processor_events_total").contains("layer=\"store\"");
+      // The gauge that crashed a JVM when read while its store closed is not exposed, though
+      // Streams has it (D109).
+      StreamsWithSafeMetrics streams = (StreamsWithSafeMetrics) h.app.streams();
+      assertThat(streams.allMetrics().keySet())
+          .anyMatch(m -> m.name().equals(StreamsWithSafeMetrics.UNSAFE_GAUGE));
+      assertThat(streams.metrics().keySet())
+          .noneMatch(m -> m.name().equals(StreamsWithSafeMetrics.UNSAFE_GAUGE));
+      assertThat(scrape(h)).doesNotContain("uncommitted_bytes");
     }
   }
 

@@ -141,7 +141,7 @@ final class GenerationStreams implements GenerationFollower.Streams, Rederiving 
                 config.kafkaClient().withBootstrap(config.bootstrapServers()),
                 generation.applicationId() + "-held-reader"));
     Properties properties = StreamsSettings.of(config, self, generation.applicationId());
-    KafkaStreams streams = new KafkaStreams(topology, properties, clients);
+    KafkaStreams streams = new StreamsWithSafeMetrics(topology, properties, clients);
     streams.setUncaughtExceptionHandler(deaths::onStreamThreadDied);
     streams.setStateListener(
         (next, previous) -> {
