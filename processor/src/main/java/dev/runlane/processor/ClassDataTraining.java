@@ -116,7 +116,8 @@ public final class ClassDataTraining {
                 generation.applicationId() + "-held-reader"));
     Properties properties = StreamsSettings.of(config, self, generation.applicationId());
     KafkaStreams streams =
-        new KafkaStreams(topology, properties, new TransactionAwareClients(budget, registry));
+        new StreamsWithSafeMetrics(
+            topology, properties, new TransactionAwareClients(budget, registry));
     streams.close(Duration.ofSeconds(10));
     RunStoreMemory.release(properties.getProperty(RunStoreMemory.POOL_CONFIG));
   }
