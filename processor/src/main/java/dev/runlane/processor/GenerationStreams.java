@@ -179,8 +179,8 @@ final class GenerationStreams implements GenerationFollower.Streams, Rederiving 
    * Stops the running generation's Streams for a shutdown. A stream thread sees a close only once
    * it has no fetched record left, so it would first decide all it fetched: up to a poll's 1,000
    * records, seconds under load and most of a rolling update's pause (D102). Paused first, it
-   * finishes the drain it is in and stops; the records it fetched and never reached stay
-   * uncommitted, for its successor to read (D108).
+   * finishes the task and the drain it is in, and stops; the records it fetched and never reached
+   * stay uncommitted, for its successor to read (D108).
    *
    * @param leaveGroup leave the consumer group (D102), or stay in it
    */
