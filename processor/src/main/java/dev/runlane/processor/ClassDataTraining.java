@@ -9,10 +9,7 @@ import dev.runlane.common.metrics.Metrics;
 import dev.runlane.processor.dedup.RedisDedup;
 import dev.runlane.processor.runs.RunStoreMemory;
 import dev.runlane.processor.topology.FaultHook;
-import dev.runlane.processor.topology.ProcessorMetrics;
-import dev.runlane.processor.topology.ProcessorTopology;
 import dev.runlane.processor.topology.RedisBudget;
-import dev.runlane.processor.topology.TopologySettings;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -104,16 +101,7 @@ public final class ClassDataTraining {
     Generation generation = Generation.initial(config.applicationId(), config.topics().webhooks());
     RedisBudget budget = RedisBudget.perTransaction(RedisBudget.PER_TRANSACTION);
     Topology topology =
-        ProcessorTopology.build(
-            TopologySettings.from(config, generation),
-            dedup,
-            new ProcessorMetrics(registry),
-            EnvelopeParser.withDefaults(),
-            FaultHook.NONE,
-            budget,
-            new InputRecords(
-                config.kafkaClient().withBootstrap(config.bootstrapServers()),
-                generation.applicationId() + "-held-reader"));
+        GenerationStreams.topology(config, generation, dedup, registry, FaultHook.NONE, budget);
     Properties properties = StreamsSettings.of(config, self, generation.applicationId());
     KafkaStreams streams =
         new StreamsWithSafeMetrics(

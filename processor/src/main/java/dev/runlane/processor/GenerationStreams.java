@@ -129,17 +129,7 @@ final class GenerationStreams implements GenerationFollower.Streams, Rederiving 
 
   @Override
   public synchronized void start(Generation generation) {
-    Topology topology =
-        ProcessorTopology.build(
-            TopologySettings.from(config, generation),
-            dedup,
-            new ProcessorMetrics(registry),
-            EnvelopeParser.withDefaults(),
-            faultHook,
-            redisBudget,
-            new InputRecords(
-                config.kafkaClient().withBootstrap(config.bootstrapServers()),
-                generation.applicationId() + "-held-reader"));
+    Topology topology = topology(config, generation, dedup, registry, faultHook, redisBudget);
     Properties properties = StreamsSettings.of(config, self, generation.applicationId());
     KafkaStreams streams = new StreamsWithSafeMetrics(topology, properties, clients);
     streams.setUncaughtExceptionHandler(deaths::onStreamThreadDied);
@@ -167,6 +157,26 @@ final class GenerationStreams implements GenerationFollower.Streams, Rederiving 
             ReplayCatchUp.start(
                 generation, config.kafkaClient().withBootstrap(config.bootstrapServers()))));
     replayPrepared = false;
+  }
+
+  /** A generation's topology, as its start builds it; the class-data training builds it so too. */
+  static Topology topology(
+      ProcessorConfig config,
+      Generation generation,
+      Dedup dedup,
+      PrometheusMeterRegistry registry,
+      FaultHook faultHook,
+      RedisBudget budget) {
+    return ProcessorTopology.build(
+        TopologySettings.from(config, generation),
+        dedup,
+        new ProcessorMetrics(registry),
+        EnvelopeParser.withDefaults(),
+        faultHook,
+        budget,
+        new InputRecords(
+            config.kafkaClient().withBootstrap(config.bootstrapServers()),
+            generation.applicationId() + "-held-reader"));
   }
 
   /** Stops the running generation's Streams for a swap or a replay: it leaves its group. */
