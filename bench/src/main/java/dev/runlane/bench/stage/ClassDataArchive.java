@@ -55,12 +55,12 @@ final class ClassDataArchive {
               .redirectOutput(log)
               .start();
       if (!p.waitFor(120, TimeUnit.SECONDS)) {
-        p.destroyForcibly();
+        p.destroyForcibly().waitFor(); // exitValue() below throws while the process lives
       }
       if (p.exitValue() != 0 || !Files.exists(archive)) {
         ctx.results.note(
             stage,
-            "class-data training FAILED (see " + log + "): children start" + " without an archive");
+            "class-data training FAILED (see " + log + "): children start without an archive");
         return List.of();
       }
       ctx.results.note(
@@ -75,7 +75,7 @@ final class ClassDataArchive {
       return List.of("-XX:SharedArchiveFile=" + archive);
     } catch (IOException e) {
       ctx.results.note(
-          stage, "class-data training FAILED: " + e + ": children start without an" + " archive");
+          stage, "class-data training FAILED: " + e + ": children start without an archive");
       return List.of();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -203,9 +203,9 @@ final class CostDeployments implements AutoCloseable {
       Map<String, String> penv = Services.processorEnv(bootstrap, redis, appId, topics, true);
       penv.put("TOPIC_PARTITIONS", Integer.toString(partitions));
       penv.putIfAbsent("PROCESSOR_THREADS", DEPLOYED_THREADS);
-      String oneThreads = System.getenv(CostStage.SCALE_OUT_ONE_THREADS_VARIABLE);
-      if (instances == 1 && oneThreads != null && !oneThreads.isBlank()) {
-        penv.put("PROCESSOR_THREADS", oneThreads.trim()); // an investigation's (D104)
+      String oneThreads = CostStage.scaleOutOneThreads();
+      if (instances == 1 && oneThreads != null) {
+        penv.put("PROCESSOR_THREADS", oneThreads); // an investigation's (D104)
       }
       int adminPort = FreePorts.next();
       penv.put("PROCESSOR_PORT", Integer.toString(adminPort));

@@ -69,6 +69,12 @@ public final class CostStage extends Stage {
 
   static final String TOTAL = "total";
 
+  /** {@link #SCALE_OUT_ONE_THREADS_VARIABLE}'s value, trimmed, or null when it is not set. */
+  static String scaleOutOneThreads() {
+    String threads = System.getenv(SCALE_OUT_ONE_THREADS_VARIABLE);
+    return threads == null || threads.isBlank() ? null : threads.trim();
+  }
+
   public CostStage() {
     super(
         STAGE,

@@ -300,12 +300,12 @@ public final class RebuildStage extends Stage {
       // records-consumed-total: the consumer counts a fetch's records only once the whole fetch
       // response is drained, seconds into a cold restore (D105).
       long runningAt = -1;
-      long firstRecordAt = -1;
+      long restoreBegunAt = -1;
       while (true) {
         long now = System.nanoTime();
-        if (firstRecordAt < 0
+        if (restoreBegunAt < 0
             && (restoringTasks(app.streams()) > 0 || restoreConsumed(app.streams()) > 0)) {
-          firstRecordAt = now;
+          restoreBegunAt = now;
         }
         if (runningAt < 0 && app.streams().state() == KafkaStreams.State.RUNNING) {
           runningAt = now;
@@ -322,7 +322,7 @@ public final class RebuildStage extends Stage {
       long restoredNanos = System.nanoTime();
       double running = (runningAt - start) / 1e9;
       double restoredAt = (restoredNanos - start) / 1e9;
-      double window = firstRecordAt < 0 ? 0 : (restoredNanos - firstRecordAt) / 1e9;
+      double window = restoreBegunAt < 0 ? 0 : (restoredNanos - restoreBegunAt) / 1e9;
       double restored = restoreConsumed(app.streams());
       HttpClient http = HttpClient.newHttpClient();
       HttpRequest get =

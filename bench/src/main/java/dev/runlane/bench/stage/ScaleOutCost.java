@@ -79,12 +79,12 @@ final class ScaleOutCost {
                 + " runlane and bare pipelines stopped first; same rate, %d s warm-up through each,"
                 + " windows as above",
             PARTITIONS, INSTANCES, split, PARTITIONS, warm.toSeconds()));
-    String oneThreads = System.getenv(CostStage.SCALE_OUT_ONE_THREADS_VARIABLE);
-    if (oneThreads != null && !oneThreads.isBlank()) {
+    String oneThreads = CostStage.scaleOutOneThreads();
+    if (oneThreads != null) {
       res.note(
           CostStage.STAGE,
           "scale-out: the one instance runs "
-              + oneThreads.trim()
+              + oneThreads
               + " stream threads ("
               + CostStage.SCALE_OUT_ONE_THREADS_VARIABLE
               + "), not the three's: an investigation, not the deployed comparison (D104)");
